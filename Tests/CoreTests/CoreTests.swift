@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Time arithmetic and pixel formats of the core module.
+
+import GateCore
+import Testing
+
+@Suite("Core types")
+struct CoreTests {
+    @Test("monotonic instants and spans convert and subtract exactly")
+    func instants() {
+        let a = MonotonicInstant(seconds: 1.25)
+        #expect(a.nanoseconds == 1_250_000_000)
+        let b = a + .milliseconds(2.5)
+        #expect(b.since(a) == Span(nanoseconds: 2_500_000))
+        #expect(b.since(a).milliseconds == 2.5)
+        #expect((b - .microseconds(500)).nanoseconds == 1_252_000_000)
+        #expect(a < b)
+    }
+
+    @Test("pixel formats carry their V4L2 four-character codes and sizes")
+    func formats() {
+        // 'G' 'R' 'E' 'Y' little-endian, as v4l2_fourcc() packs it.
+        #expect(PixelFormat.gray8.rawValue == 0x5945_5247)
+        #expect(PixelFormat.yuyv.description == "YUYV")
+        #expect(PixelFormat.yuyv.lumaStep == 2)
+        #expect(PixelFormat.nv12.lumaStep == 1)
+        #expect(PixelFormat.gray8.frameBytes(width: 640, height: 480) == 307_200)
+        #expect(PixelFormat.yuyv.frameBytes(width: 640, height: 480) == 614_400)
+        #expect(PixelFormat.yu12.frameBytes(width: 5, height: 3) == 15 + 2 * 3 * 2)
+    }
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sprintgate command itself: replay output format and exit status on bad input.
+
+import Foundation
+import Testing
+
+/// Runs the `sprintgate` executable built next to this test bundle.
+func runSprintgate(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    let binary = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
+    guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+        throw CLIError(message: "\(binary.path) is missing: build all products first (scripts/test does)")
+    }
+    let p = Process()
+    p.executableURL = binary
+    p.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+struct CLIError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+@Suite("sprintgate command")
+struct CommandLineTests {
+    @Test("synth then replay --json prints one crossing line matching the truth")
+    func synthAndReplay() throws {
+        let dir = ScratchDirectory()
+        let clip = dir.file("sprint.y4m")
+        let synth = try runSprintgate(["synth", "--scene", "sprint", "--fps", "60", "--out", clip, "--json"])
+        #expect(synth.status == 0, "\(synth.err)")
+        let truthLine = try #require(synth.out.split(separator: "\n").first)
+        let truth = try #require(try JSONSerialization.jsonObject(with: Data(truthLine.utf8)) as? [String: Any])
+        let replay = try runSprintgate(["replay", clip, "--gate-x", "284", "--json"])
+        #expect(replay.status == 0, "\(replay.err)")
+        let lines = replay.out.split(separator: "\n")
+        #expect(lines.count == 1)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(Set(json.keys) == ["frame", "time", "direction", "uncertainty_ms", "blob_height"])
+        let time = try #require(json["time"] as? Double), trueTime = try #require(truth["time"] as? Double)
+        #expect(abs(time - trueTime) < 0.004)
+        #expect(json["direction"] as? String == "left_to_right")
+        let frame = try #require(json["frame"] as? Double)
+        #expect(abs(frame - time * 60) < 0.01)
+    }
+
+    @Test("bad input exits with status 2 and a one-line error")
+    func badInput() throws {
+        let dir = ScratchDirectory()
+        let bad = dir.file("bad.y4m")
+        try Data("YUV4MPEG2 W64 H64 F30:1 Cmono\nFRAME\n".utf8).write(to: URL(fileURLWithPath: bad))
+        for args in [["replay", bad, "--gate-x", "10", "--json"],
+                     ["replay", dir.file("missing.y4m"), "--gate-x", "10"],
+                     ["replay", bad, "--gate-x", "999"],
+                     ["replay", dir.file("x.raw"), "--gate-x", "1", "--size", "64by64", "--fps", "30"],
+                     ["synth", "--scene", "no-such-scene", "--out", dir.file("o.y4m")]] {
+            let r = try runSprintgate(args)
+            #expect(r.status == 2, "\(args): status \(r.status)")
+            let errLines = r.err.split(separator: "\n")
+            #expect(errLines.count == 1 && errLines[0].hasPrefix("error: "), "\(args): \(r.err)")
+        }
+    }
+
+    @Test("demo detects both runners of the built-in clip")
+    func demo() throws {
+        let r = try runSprintgate(["demo", "--json"])
+        #expect(r.status == 0)
+        #expect(r.out.split(separator: "\n").count == 2)
+    }
+}
