@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Decodes boards/*.toml text into BoardConfig, rejecting anything the schema does not define.
 
+public import GateCore
+
 internal import TOMLKit
 
 extension BoardConfig {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Line-name lists of GPIO chips (boards/chips/<label>.lines) and checks of board files against them.
 
+public import GateCore
+
 /// The line names of one GPIO chip in offset order, as `gpioinfo` prints them.
 ///
 /// A `.lines` file holds one name per line; blank lines and lines starting with `#` are

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The error a board file raises when it cannot be used, naming the file and key.
 
+import GateCore
+
 /// A configuration file that cannot be used.
 ///
 /// `description` reads `<file>: <key path>: <problem>`, for example

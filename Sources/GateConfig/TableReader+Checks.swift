@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Range, set and word checks shared by the board file sections.
 
+import GateCore
+
 extension TableReader {
     /// A required table, e.g. `[camera]`.
     func requiredTable(_ key: String) throws(ConfigError) -> TableReader {

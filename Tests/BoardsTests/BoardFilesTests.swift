@@ -3,6 +3,7 @@
 
 import Foundation
 import GateConfig
+import GateCore
 import Testing
 
 /// Paths in the repository, found from this file's location (Tests/BoardsTests/<file>).

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The typed board configuration that a boards/*.toml file decodes into.
 
-public import GateCore
+
 
 /// Everything the daemon needs to know about one board: camera, audio, GPIO wiring and peer group.
 ///
-/// Decode one with `init(toml:file:)` or `init(contentsOf:)`; every value has been checked
+/// Decode one with `init(toml:file:)` or `init(contentsOf:)` from `GateConfig`; every value has been checked
 /// against the limits documented on its type, so code that receives a `BoardConfig` need not
 /// check again. Then check line names with `validateLineNames(chipsDirectory:)`.
 public struct BoardConfig: Sendable, Hashable {

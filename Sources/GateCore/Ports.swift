@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the gate needs from hardware: camera, GPIO lines and sound, as protocols with stand-ins.
+
+/// The condition of a device, driving reopen with back-off, the status banner and the
+/// fault LED.
+public enum DeviceState: Sendable, Hashable, CustomStringConvertible {
+    /// Not present (unplugged, no such node).
+    case absent
+    /// Present but held by another process or refusing the requested mode.
+    case busy
+    /// Open but delivering nothing (no frames within the expected time).
+    case noSignal
+    /// Delivering.
+    case streaming
+    /// Closed by the gate.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .absent: return "absent"
+        case .busy: return "busy"
+        case .noSignal: return "no signal"
+        case .streaming: return "streaming"
+        case .closed: return "closed"
+        }
+    }
+}
+
+/// A failed system call or library call, with the operation, errno and device path.
+public struct DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The call that failed, e.g. `"VIDIOC_S_FMT"` or `"gpiod_line_request"`.
+    public var operation: String
+    /// The errno value (0 when the failure was not a system error).
+    public var errno: Int32
+    /// The device path or name.
+    public var path: String
+    /// Extra detail for the user: what to check or change.
+    public var detail: String
+
+    public init(operation: String, errno: Int32, path: String, detail: String = "") {
+        self.operation = operation
+        self.errno = errno
+        self.path = path
+        self.detail = detail
+    }
+
+    /// The device state this error implies: gone, held by someone else, or unusable.
+    public var impliedState: DeviceState {
+        switch errno {
+        case 2, 6, 19: return .absent  // ENOENT, ENXIO, ENODEV
+        case 16, 13, 1: return .busy  // EBUSY, EACCES, EPERM
+        default: return .noSignal
+        }
+    }
+
+    public var description: String {
+        "\(path): \(operation) failed" + (errno != 0 ? " (errno \(errno))" : "") + (detail.isEmpty ? "" : ": \(detail)")
+    }
+}
+
+/// A frame borrowed from a `FrameSource`: valid until given back with `release`.
+public struct FrameLease {
+    public let view: FrameView
+    /// The source's buffer slot, to hand back.
+    public let slot: Int
+    /// Frames lost before this one according to the driver's sequence numbers.
+    public let droppedBefore: UInt64
+
+    public init(view: FrameView, slot: Int, droppedBefore: UInt64) {
+        self.view = view
+        self.slot = slot
+        self.droppedBefore = droppedBefore
+    }
+}
+
+/// A camera. Used from the engine thread only.
+public protocol FrameSource: ~Copyable {
+    /// Current condition of the device.
+    var state: DeviceState { get }
+    /// Descriptor to wait on for readability (epoll), or −1 while closed.
+    var fileDescriptor: Int32 { get }
+    /// Opens and starts streaming; on failure the state tells why and the error says what.
+    mutating func open() throws(DeviceError)
+    /// The next frame if one is ready, without blocking. `nil` when none is; a failure
+    /// (device removed) sets `state` and returns `nil`.
+    mutating func nextFrame() -> FrameLease?
+    /// Gives a frame's buffer back to the device. Every lease must be released once.
+    mutating func release(_ lease: FrameLease)
+    /// Stops streaming and closes the device.
+    mutating func close()
+}
+
+/// The direction of a level change on an input line.
+public enum Edge: UInt8, Sendable, Hashable, CustomStringConvertible {
+    case rising
+    case falling
+    public var description: String { self == .rising ? "rising" : "falling" }
+}
+
+/// A debounced edge on an input line, in logical levels (active-low already applied).
+public struct LineEvent: Sendable, Hashable {
+    public var role: GPIORole
+    /// `rising` when the line became active (button pressed).
+    public var edge: Edge
+    /// Kernel timestamp of the edge, on CLOCK_MONOTONIC.
+    public var timestamp: MonotonicInstant
+    /// Count of edges seen on this line (gaps mean edges lost by the kernel queue).
+    public var lineSequence: UInt32
+    /// Count of edges seen on all lines of the gate.
+    public var globalSequence: UInt32
+
+    public init(role: GPIORole, edge: Edge, timestamp: MonotonicInstant, lineSequence: UInt32, globalSequence: UInt32) {
+        self.role = role
+        self.edge = edge
+        self.timestamp = timestamp
+        self.lineSequence = lineSequence
+        self.globalSequence = globalSequence
+    }
+}
+
+/// Input lines (the start button). Used from the engine thread only.
+public protocol LineInputs: ~Copyable {
+    /// Descriptors to wait on for readability (epoll), one per requested input line.
+    var fileDescriptors: [Int32] { get }
+    /// Reads the pending edges without blocking and passes those that survive the
+    /// debounce to `body`, oldest first. Allocates nothing.
+    mutating func readEvents(now: MonotonicInstant, _ body: (LineEvent) -> Void) throws(DeviceError)
+    /// The current logical level of an input.
+    func level(_ role: GPIORole) throws(DeviceError) -> Bool
+}
+
+/// Output lines (LEDs, buzzer). Used from the engine thread only.
+public protocol LineOutputs: ~Copyable {
+    /// Sets a role's logical level (true = on); an unchanged level costs no system call.
+    mutating func set(_ role: GPIORole, _ on: Bool) throws(DeviceError)
+}
+
+/// The start and feedback sounds a gate plays.
+public enum GateSound: String, Sendable, Hashable, CaseIterable {
+    case beep, countdownTick = "countdown-tick", gunshot, whistle, crossing
+    case onYourMarks = "on-your-marks", set
+}
+
+/// Sound output. Used from the engine thread only.
+public protocol Beeper: ~Copyable {
+    var state: DeviceState { get }
+    /// Starts playing `sound` now, without blocking, and returns the instant its first
+    /// sample reaches the converter on CLOCK_MONOTONIC (the race clock's start for a
+    /// start sound), estimated from the device's delay and timestamp.
+    mutating func play(_ sound: GateSound, now: MonotonicInstant) throws(DeviceError) -> MonotonicInstant
+}
