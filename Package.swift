@@ -34,6 +34,12 @@ let package = Package(
             dependencies: ["GateCore"],
             swiftSettings: strictSettings
         ),
+        // The timing policy: start types, laps, feedback; a state machine over ports' events.
+        .target(
+            name: "Engine",
+            dependencies: ["GateCore"],
+            swiftSettings: strictSettings
+        ),
         // Board and gate configuration files (TOML) decoded into typed values.
         .target(
             name: "GateConfig",
@@ -72,6 +78,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CoreTests", dependencies: ["GateCore"], swiftSettings: strictSettings),
+        .testTarget(name: "EngineTests", dependencies: ["GateCore", "Engine", "GateSim"], swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests",
             dependencies: ["GateCore", "Detector", "GateSim", "CMallocCounter"],
