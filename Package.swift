@@ -37,7 +37,7 @@ let package = Package(
         // The timing policy: start types, laps, feedback; a state machine over ports' events.
         .target(
             name: "Engine",
-            dependencies: ["GateCore"],
+            dependencies: ["GateCore", "Detector"],
             swiftSettings: strictSettings
         ),
         // Board and gate configuration files (TOML) decoded into typed values.
@@ -78,7 +78,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CoreTests", dependencies: ["GateCore"], swiftSettings: strictSettings),
-        .testTarget(name: "EngineTests", dependencies: ["GateCore", "Engine", "GateSim"], swiftSettings: strictSettings),
+        .testTarget(name: "EngineTests", dependencies: ["GateCore", "Detector", "Engine", "GateSim", "CMallocCounter"], swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests",
             dependencies: ["GateCore", "Detector", "GateSim", "CMallocCounter"],

@@ -14,6 +14,9 @@ public struct ReplayFrameSource: FrameSource, ~Copyable {
     private var leased = false
     /// Frame indices to leave out, to imitate drops (their sequence numbers are skipped).
     public var dropping: Set<Int> = []
+    /// In virtual time, only frames stamped at or before this instant are ready, as a
+    /// camera delivers them at its frame rate; `nil` serves every frame at once.
+    public var readyUntil: MonotonicInstant?
     public private(set) var state: DeviceState = .closed
 
     public init(spec: SceneSpec, start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000)) {
@@ -47,6 +50,10 @@ public struct ReplayFrameSource: FrameSource, ~Copyable {
         while dropping.contains(next) { next += 1; dropped += 1 }
         guard next < spec.frameCount else {
             state = .absent
+            return nil
+        }
+        if let readyUntil, timestamp(ofFrame: next) > readyUntil {
+            next -= Int(dropped)  // not read yet: the drops are reported with the frame
             return nil
         }
         renderer.render(frame: next, into: buffer)

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// One iteration of the gate: frames through the detector, edges and timers through the
+// engine, the engine's actions onto lines and sound. The same code runs on hardware and
+// in virtual time.
+
+public import Detector
+public import GateCore
+
+/// Counters of the loop, read by the stats line and the status page.
+public struct LoopStats: Sendable, Hashable {
+    public var frames: UInt64 = 0
+    public var dropped: UInt64 = 0
+    public var crossings: UInt64 = 0
+    public var lineEvents: UInt64 = 0
+    /// Output or sound failures (each kind is logged once until it clears).
+    public var deviceErrors: UInt64 = 0
+    /// Largest delay from a frame's timestamp to the end of its processing, nanoseconds.
+    public var worstFrameLatencyNs: Int64 = 0
+    public init() {}
+}
+
+/// Owns the ports, the detector and the engine, and runs one loop iteration at a time
+/// with the iteration's single timestamp. Nothing below it reads a clock.
+public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & LineOutputs & ~Copyable, Sound: Beeper & ~Copyable>: ~Copyable {
+    public var camera: Camera
+    public var lines: Lines
+    public var sound: Sound
+    public var detector: PhotoFinishDetector
+    public var engine: Engine
+    public private(set) var stats = LoopStats()
+    public private(set) var lastStatus = GateStatus()
+    /// Called with every engine action and every crossing, at configuration time only
+    /// (results to storage, the status page, replay recordings).
+    public var observer: ((LoopEvent) -> Void)?
+    private var actions: [EngineAction] = []
+    private var lineBuffer: [LineEvent] = []
+    private var detection = DetectionSet()
+    private var lastError: DeviceError?
+
+    public init(camera: consuming Camera, lines: consuming Lines, sound: consuming Sound,
+                detector: consuming PhotoFinishDetector, engine: Engine) {
+        self.camera = camera
+        self.lines = lines
+        self.sound = sound
+        self.detector = detector
+        self.engine = engine
+        actions.reserveCapacity(64)
+        lineBuffer.reserveCapacity(64)
+    }
+
+    /// Runs one iteration at `now` (read once, after the wait for readiness).
+    public mutating func iterate(now: MonotonicInstant) {
+        // Input lines first: a button edge is older than a frame that arrives with it.
+        var buffer = lineBuffer
+        lineBuffer = []
+        do {
+            try lines.readEvents(now: now) { buffer.append($0) }
+        } catch {
+            note(error)
+        }
+        for e in buffer {
+            stats.lineEvents += 1
+            observer?(.line(e))
+            step(.line(e), now: now)
+        }
+        buffer.removeAll(keepingCapacity: true)
+        lineBuffer = buffer
+
+        while let lease = camera.nextFrame() {
+            let view = lease.view
+            stats.frames += 1
+            stats.dropped += lease.droppedBefore
+            detector.process(view, into: &detection)
+            camera.release(lease)
+            lastStatus = detection.status
+            if let c = detection.crossing {
+                stats.crossings += 1
+                observer?(.crossing(c))
+            }
+            stats.worstFrameLatencyNs = max(stats.worstFrameLatencyNs, now.since(view.timestamp).nanoseconds)
+            step(.frame(detection, frameTime: view.timestamp), now: now)
+        }
+        step(.tick, now: now)
+    }
+
+    /// Passes a user command to the engine.
+    public mutating func command(_ c: EngineCommand, now: MonotonicInstant) {
+        step(.command(c), now: now)
+    }
+
+    private mutating func step(_ input: EngineInput, now: MonotonicInstant) {
+        actions.removeAll(keepingCapacity: true)
+        engine.step(input, now: now, into: &actions)
+        var i = 0
+        // Why: playing a sound feeds its onset back, which can add actions; index rather
+        // than iterate so those run in the same pass.
+        while i < actions.count {
+            let a = actions[i]
+            i += 1
+            observer?(.action(a, now))
+            switch a {
+            case let .output(role, on):
+                do { try lines.set(role, on) } catch { note(error) }
+            case let .play(s):
+                let onset: MonotonicInstant
+                do {
+                    onset = try sound.play(s, now: now)
+                } catch {
+                    // Why: without a speaker the gate still times; the clock starts now.
+                    note(error)
+                    onset = now
+                }
+                engine.step(.soundOnset(s, onset: onset), now: now, into: &actions)
+            default:
+                break
+            }
+        }
+    }
+
+    private mutating func note(_ error: DeviceError) {
+        stats.deviceErrors += 1
+        if lastError != error {
+            lastError = error
+            observer?(.deviceError(error))
+        }
+    }
+}
+
+/// What a `GateLoop` reports to its observer.
+public enum LoopEvent: Sendable {
+    case crossing(Crossing)
+    case line(LineEvent)
+    case action(EngineAction, MonotonicInstant)
+    /// A device failed (logged once per distinct error).
+    case deviceError(DeviceError)
+}
