@@ -43,7 +43,7 @@ let package = Package(
         // Board and gate configuration files (TOML) decoded into typed values.
         .target(
             name: "GateConfig",
-            dependencies: ["GateCore", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GateCore", "Detector", "Engine", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strictSettings
         ),
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.
@@ -91,7 +91,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BoardsTests",
-            dependencies: ["GateCore", "GateConfig"],
+            dependencies: ["GateCore", "GateConfig", "Engine", "Detector"],
             swiftSettings: strictSettings
         ),
     ]

@@ -104,3 +104,42 @@ struct TableReader {
         }
     }
 }
+
+extension TableReader {
+    /// A number (integer or float), nil if absent.
+    func number(_ key: String, _ expected: String) throws(ConfigError) -> Double? {
+        guard let value = table[key] else { return nil }
+        if let i = value.int { return Double(i) }
+        if let d = value.double { return d }
+        throw error(.wrongType, key, "found \(Self.typeName(value.type)); expected \(expected)")
+    }
+
+    /// An optional number within `range`.
+    func optionalNumber(_ key: String, in range: ClosedRange<Double>, unit: String = "") throws(ConfigError) -> Double? {
+        let expected = "a number in \(range.lowerBound)...\(range.upperBound)\(unit)"
+        guard let v = try number(key, expected) else { return nil }
+        guard range.contains(v) else {
+            throw error(.outOfRange, key, "\(v) is out of range \(range.lowerBound)...\(range.upperBound)\(unit)")
+        }
+        return v
+    }
+
+    /// An optional `[low, high]` pair of numbers, both within `range`, low ≤ high.
+    func optionalRange(_ key: String, within range: ClosedRange<Double>, unit: String) throws(ConfigError) -> ClosedRange<Double>? {
+        let expected = "[low, high] within \(range.lowerBound)...\(range.upperBound)\(unit)"
+        guard let value = table[key] else { return nil }
+        guard let array = value.array, array.count == 2 else {
+            throw error(.wrongType, key, "expected \(expected)")
+        }
+        var pair: [Double] = []
+        for element in array {
+            if let i = element.int { pair.append(Double(i)) } else if let d = element.double { pair.append(d) } else {
+                throw error(.wrongType, key, "expected \(expected)")
+            }
+        }
+        guard pair[0] <= pair[1], range.contains(pair[0]), range.contains(pair[1]) else {
+            throw error(.outOfRange, key, "[\(pair[0]), \(pair[1])] is not \(expected)")
+        }
+        return pair[0]...pair[1]
+    }
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// The gate's own settings file (/etc/sprintgate/gate.toml): a board file plus overrides.
+
+public import Detector
+public import Engine
+public import GateCore
+
+internal import TOMLKit
+
+/// Everything `sprintgate run` needs: the board, the detector, the engine and where to
+/// keep state. Decoded strictly: unknown keys and bad values stop start-up with an error
+/// naming file, key and allowed range.
+public struct GateSettings: Sendable {
+    /// The settings file these came from.
+    public var source: String
+    /// The board file (absolute, or relative to the settings file) and its decoded contents
+    /// with the `[camera]` overrides applied.
+    public var boardPath: String
+    public var board: BoardConfig
+    /// Where runs and the state of a run in progress are kept.
+    public var stateDirectory: String
+    /// Gate line column in input pixels; `nil` for the middle of the frame.
+    public var gateX: Double?
+    public var preset: Preset?
+    public var speedUnit: SpeedUnit
+    public var engine: EngineConfig
+    public var minHeight: Double?
+    /// In work-image pixels per second.
+    public var minVelocity: Double?
+    public var motionThreshold: Int?
+    public var rowReadout: Span
+
+    /// The detector settings for frames of `width` (the gate line defaults to the middle).
+    public func detectorConfig(width: Int) -> DetectorConfig {
+        var c = DetectorConfig(gateX: gateX ?? Double(width) / 2)
+        if let minHeight { c.minCrossingHeight = minHeight }
+        if let minVelocity { c.minVelocity = minVelocity }
+        if let motionThreshold { c.motionThreshold = motionThreshold }
+        c.rowReadout = rowReadout
+        return c
+    }
+
+    /// Reads and decodes the settings file at `path`, then its board file.
+    public init(contentsOf path: String) throws(ConfigError) {
+        try self.init(toml: readTextFile(path), file: path)
+    }
+
+    public init(toml text: String, file: String) throws(ConfigError) {
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let parse as TOMLParseError {
+            throw ConfigError(code: .syntax, file: file, keyPath: "",
+                              message: "line \(parse.source.begin.line), column \(parse.source.begin.column): \(parse.description)")
+        } catch {
+            throw ConfigError(code: .syntax, file: file, keyPath: "", message: "\(error)")
+        }
+        let doc = TableReader(table: root, path: "", file: file)
+        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera"])
+        source = file
+        let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml")
+        let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
+        boardPath = board.hasPrefix("/") ? board : dir + "/" + board
+        do {
+            self.board = try BoardConfig(contentsOf: boardPath)
+        } catch {
+            if error.code == .unreadable {
+                throw doc.error(.invalidValue, "board", "cannot read \(boardPath); expected an existing board file")
+            }
+            throw error
+        }
+        stateDirectory = try doc.string("state_dir", "an absolute directory path").map { s throws(ConfigError) in
+            guard s.hasPrefix("/") else { throw doc.error(.invalidValue, "state_dir", "\"\(s)\" is not an absolute path") }
+            return s
+        } ?? "/var/lib/sprintgate"
+
+        var engine = EngineConfig()
+        gateX = nil
+        preset = nil
+        speedUnit = .metresPerSecond
+        if let gate = try doc.table("gate") {
+            try gate.checkKeys(["gate_x", "preset", "start_type", "solo", "speed_unit"])
+            gateX = try gate.optionalNumber("gate_x", in: 0...8192, unit: " input pixels")
+            if let id = try gate.string("preset", "a preset name") {
+                guard let p = Preset.named(id) else {
+                    throw gate.error(.notOneOf, "preset", "\"\(id)\" is not one of \(Preset.all.map(\.id).joined(separator: ", "))")
+                }
+                preset = p
+                engine.startType = p.startType
+                engine.solo = p.solo
+            }
+            if let st = try gate.optionalWord("start_type", StartType.self) { engine.startType = st }
+            if let solo = try gate.bool("solo", "true or false") { engine.solo = solo }
+            if let unit = try gate.optionalWord("speed_unit", SpeedUnit.self) { speedUnit = unit }
+        }
+        if let start = try doc.table("start") {
+            try start.checkKeys(["marks_pause_s", "set_pause_s", "start_sound"])
+            if let r = try start.optionalRange("marks_pause_s", within: 3...20, unit: " s") { engine.marksPause = r }
+            if let r = try start.optionalRange("set_pause_s", within: 0.5...5, unit: " s") { engine.setPause = r }
+            if let s = try start.string("start_sound", "one of beep, gunshot, whistle") {
+                guard let sound = GateSound(rawValue: s), [.beep, .gunshot, .whistle].contains(sound) else {
+                    throw start.error(.notOneOf, "start_sound", "\"\(s)\" is not one of beep, gunshot, whistle")
+                }
+                engine.startSound = sound
+            }
+        }
+        if let fb = try doc.table("feedback") {
+            try fb.checkKeys(["crossing_led", "buzzer", "spoken_time"])
+            if let v = try fb.bool("crossing_led", "true or false") { engine.crossingLED = v }
+            if let v = try fb.bool("buzzer", "true or false") { engine.crossingBuzzer = v }
+            if let v = try fb.bool("spoken_time", "true or false") { engine.spokenTime = v }
+        }
+        minHeight = nil
+        minVelocity = nil
+        motionThreshold = nil
+        rowReadout = .zero
+        if let det = try doc.table("detector") {
+            try det.checkKeys(["min_height", "min_velocity", "motion_threshold", "row_time_us"])
+            minHeight = try det.optionalNumber("min_height", in: 0.1...1, unit: " of the frame height")
+            minVelocity = try det.optionalNumber("min_velocity", in: 0...10000, unit: " work pixels per second")
+            motionThreshold = try det.optionalInt("motion_threshold", in: 4...128)
+            if let us = try det.optionalNumber("row_time_us", in: 0...1000, unit: " µs") { rowReadout = .microseconds(us) }
+        }
+        if let cam = try doc.table("camera") {
+            try cam.checkKeys(["fps", "exposure_us"])
+            if let fps = try cam.int("fps", "an integer, one of 30, 60, 90, 120") {
+                guard CameraConfig.allowedFrameRates.contains(fps) else {
+                    throw cam.error(.outOfRange, "fps", "\(fps) is not one of 30, 60, 90, 120")
+                }
+                self.board.camera.fps = fps
+            }
+            if let e = try cam.optionalInt("exposure_us", in: 1...(1_000_000 / self.board.camera.fps), why: "at most one frame period") {
+                self.board.camera.exposureMicroseconds = e
+            }
+        }
+        self.engine = engine
+        if let problem = engine.validate() { throw doc.error(.invalidValue, "start", problem) }
+    }
+}

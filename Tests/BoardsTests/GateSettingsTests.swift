@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// The gate settings file: the shipped default decodes, and each mistake is named.
+
+import Detector
+import Engine
+import Foundation
+import GateConfig
+import GateCore
+import Testing
+
+@Suite("Gate settings")
+struct GateSettingsTests {
+    static let defaultFile = Repo.boards.appendingPathComponent("gate/default.toml").path
+
+    @Test("the shipped default decodes with its board and preset")
+    func shippedDefault() throws {
+        let s = try GateSettings(contentsOf: Self.defaultFile)
+        #expect(s.board.name.isEmpty == false)
+        #expect(s.preset?.id == "flying-30m")
+        #expect(s.engine.startType == .flying)
+        #expect(s.engine.marksPause == 8...12 && s.engine.setPause == 1.5...2.3)
+        #expect(s.speedUnit == .metresPerSecond)
+        #expect(s.detectorConfig(width: 640).gateX == 320)
+        #expect(s.stateDirectory == "/var/lib/sprintgate")
+    }
+
+    func settings(_ body: String) throws(ConfigError) -> GateSettings {
+        let board = Repo.boards.appendingPathComponent("generic-usb.toml").path
+        return try GateSettings(toml: "board = \"\(board)\"\n" + body, file: "gate.toml")
+    }
+
+    @Test("overrides reach the engine, detector and camera")
+    func overrides() throws {
+        let s = try settings("""
+            [gate]
+            gate_x = 100.5
+            preset = "60m"
+            start_type = "countdown"
+            speed_unit = "km/h"
+            [start]
+            set_pause_s = [1, 2]
+            start_sound = "gunshot"
+            [detector]
+            min_height = 0.4
+            row_time_us = 25
+            [camera]
+            fps = 60
+            exposure_us = 2000
+            """)
+        #expect(s.engine.startType == .countdown)
+        #expect(s.engine.setPause == 1...2 && s.engine.startSound == .gunshot)
+        #expect(s.speedUnit == .kilometresPerHour)
+        let d = s.detectorConfig(width: 640)
+        #expect(d.gateX == 100.5 && d.minCrossingHeight == 0.4 && d.rowReadout == .microseconds(25))
+        #expect(s.board.camera.fps == 60 && s.board.camera.exposureMicroseconds == 2000)
+    }
+
+    @Test("mistakes name file, key and what is allowed", arguments: [
+        ("[gate]\nstart_typ = \"flying\"", "gate.start_typ", "unknown key"),
+        ("[gate]\nstart_type = \"rolling\"", "gate.start_type", "flying, button-release"),
+        ("[gate]\npreset = \"marathon\"", "gate.preset", "flying-30m"),
+        ("[start]\nmarks_pause_s = [2, 10]", "start.marks_pause_s", "3.0...20.0"),
+        ("[start]\nset_pause_s = [3, 1]", "start.set_pause_s", "[3.0, 1.0]"),
+        ("[start]\nstart_sound = \"horn\"", "start.start_sound", "beep, gunshot, whistle"),
+        ("[detector]\nmin_height = 2", "detector.min_height", "out of range"),
+        ("[camera]\nfps = 50", "camera.fps", "30, 60, 90, 120"),
+        ("[feedback]\nbuzzer = \"yes\"", "feedback.buzzer", "true or false"),
+        ("[sound]\nvolume = 3", "sound", "unknown table"),
+    ])
+    func mistakes(body: String, key: String, allowed: String) {
+        do {
+            _ = try settings(body)
+            Issue.record("accepted: \(body)")
+        } catch {
+            #expect(error.description.hasPrefix("gate.toml: \(key): "), "\(error.description)")
+            #expect(error.description.contains(allowed), "\(error.description)")
+        }
+    }
+
+    @Test("a missing board file is named with the board key")
+    func missingBoard() {
+        do {
+            _ = try GateSettings(toml: "board = \"/nonexistent/board.toml\"", file: "gate.toml")
+            Issue.record("accepted a missing board")
+        } catch {
+            #expect(error.description.hasPrefix("gate.toml: board: cannot read /nonexistent/board.toml"))
+        }
+    }
+}
