@@ -62,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "sprintgate",
             dependencies: [
-                "GateCore", "Detector", "GateSim", "GateConfig",
+                "GateCore", "Detector", "Engine", "GateSim", "GateConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings

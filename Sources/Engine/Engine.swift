@@ -243,11 +243,12 @@ public struct Engine: Sendable {
         default:
             break
         }
-        if let c = set.crossing { crossing(c, into: &actions) }
+        if let c = set.crossing { crossing(c, now: now, into: &actions) }
     }
 
-    private mutating func crossing(_ c: Crossing, into actions: inout [EngineAction]) {
-        feedback(at: c.time, into: &actions)
+    private mutating func crossing(_ c: Crossing, now: MonotonicInstant, into actions: inout [EngineAction]) {
+        // The pulse runs from when the crossing is known, so it is seen and heard in full.
+        feedback(at: now, into: &actions)
         switch phase {
         case .armed where config.startType == .flying:
             begin(at: c.time, into: &actions)

@@ -74,8 +74,8 @@ struct EngineTests {
         #expect(h.started.isEmpty)
         let led = h.actions.compactMap { if case let .output(.crossingLED, on) = $0.action { return ($0.t, on) } else { return nil } }
         #expect(led.count == 2 && led[0].1 && !led[1].1)
-        // The pulse lasts 150 ms from the crossing instant.
-        #expect(abs(led[1].0 - (0.99 + 0.15)) < 0.011)
+        // The pulse lasts 150 ms from when the crossing was reported.
+        #expect(abs(led[1].0 - (1.0 + 0.15)) < 0.011)
     }
 
     @Test("button release: holding arms, lifting starts at the edge's kernel timestamp")
