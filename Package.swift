@@ -49,7 +49,7 @@ let package = Package(
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.
         .target(
             name: "GateSim",
-            dependencies: ["GateCore", "Detector"],
+            dependencies: ["GateCore", "Detector", "Engine"],
             swiftSettings: strictSettings
         ),
         // C libraries behind the Linux adapters, one system-library target each.

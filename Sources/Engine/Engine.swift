@@ -130,6 +130,7 @@ public struct Engine: Sendable {
     private var ledOffAt: MonotonicInstant?
     private var buzzerOffAt: MonotonicInstant?
     private var lastStatus = GateStatus()
+    private var armedLit = false
 
     public init(config: EngineConfig) {
         self.config = config
@@ -167,7 +168,11 @@ public struct Engine: Sendable {
         guard p != phase else { return }
         phase = p
         actions.append(.phase(p))
-        actions.append(.output(.armedLED, p != .idle && p != .finished))
+        let lit = p != .idle && p != .finished
+        if lit != armedLit {
+            armedLit = lit
+            actions.append(.output(.armedLED, lit))
+        }
     }
 
     private mutating func reset(now: MonotonicInstant, into actions: inout [EngineAction]) {

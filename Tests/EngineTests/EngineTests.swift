@@ -201,7 +201,7 @@ struct EngineTests {
         h.at(2, h.crossing(at: 2))
         h.at(3, .command(.reset))
         let armed = h.actions.compactMap { if case let .output(.armedLED, on) = $0.action { return on } else { return nil } }
-        #expect(armed == [true, true, false, false])
+        #expect(armed == [true, false])
         #expect(!h.actions.contains { if case .output(.buzzer, _) = $0.action { return true } else { return false } })
         #expect(!h.actions.contains { if case .output(.crossingLED, _) = $0.action { return true } else { return false } })
     }
