@@ -137,6 +137,26 @@ public struct Engine: Sendable {
         rng = SplitMix(seed: config.seed)
     }
 
+    /// Laps timed in the current run.
+    public var lapCount: Int { laps }
+    /// Instant of the last lap (or of the start) in the current run.
+    public var lastLapInstant: MonotonicInstant? { lastLapAt }
+
+    mutating func restore(phase: EnginePhase, laps: Int, lastLap: MonotonicInstant?) {
+        self.phase = phase
+        self.laps = laps
+        lastLapAt = lastLap
+        // The armed LED is driven again by the first phase change; record it as unknown-off.
+        armedLit = false
+    }
+
+    /// Re-asserts the outputs that follow the phase (after a restart the lines start off).
+    public mutating func refreshOutputs(into actions: inout [EngineAction]) {
+        let lit = phase != .idle && phase != .finished
+        armedLit = lit
+        actions.append(.output(.armedLED, lit))
+    }
+
     /// Replaces the settings; an active run is reset.
     public mutating func reconfigure(_ config: EngineConfig, now: MonotonicInstant, into actions: inout [EngineAction]) {
         self.config = config

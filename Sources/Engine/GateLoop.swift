@@ -83,6 +83,21 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
         step(.tick, now: now)
     }
 
+    /// Continues after a restart of the gate: the detector relearns the background and
+    /// the engine resumes from its persisted state line (see `Engine.persistentState`).
+    public mutating func restart(restoring state: String, now: MonotonicInstant) -> Bool {
+        guard let restored = Engine(config: engine.config, restoring: state) else { return false }
+        detector.reset()
+        engine = restored
+        actions.removeAll(keepingCapacity: true)
+        engine.refreshOutputs(into: &actions)
+        for a in actions {
+            observer?(.action(a, now))
+            if case let .output(role, on) = a { do { try lines.set(role, on) } catch { note(error) } }
+        }
+        return true
+    }
+
     /// Passes a user command to the engine.
     public mutating func command(_ c: EngineCommand, now: MonotonicInstant) {
         step(.command(c), now: now)

@@ -11,12 +11,15 @@ public import GateCore
 ///
 /// Header keys: `# Scene: NAME fps=F variant=V [duration=S] [crossing=S]` and
 /// `# Engine: start_type=T [solo=true] [seed=N] [marks=A-B] [set=A-B] [sound=S]`.
-/// Body lines: `C t_ns=… cmd=arm|start|reset` and the `G …` lines of `ReplayEvent`.
+/// Body lines: `C t_ns=… cmd=arm|start|reset|restart` and the `G …` lines of `ReplayEvent`;
+/// `restart` persists the engine's state as text and restarts detector and engine from it.
 public struct ReplayCase: Sendable {
     public var name: String
     public var scene: SceneSpec
     public var engine: EngineConfig
     public var commands: [(time: MonotonicInstant, command: EngineCommand)] = []
+    /// Instants at which the gate restarts: engine state through its text form, detector anew.
+    public var restarts: [MonotonicInstant] = []
     public var lines: [LineEvent] = []
 
     public init(text: String, name: String) throws(ClipError) {
@@ -30,6 +33,7 @@ public struct ReplayCase: Sendable {
             if line.hasPrefix("C ") {
                 var t: Int64?
                 var cmd: EngineCommand?
+                var restartAt = false
                 for token in line.dropFirst(2).split(separator: " ") {
                     if token.hasPrefix("t_ns=") { t = Int64(token.dropFirst(5)) }
                     if token.hasPrefix("cmd=") {
@@ -37,12 +41,13 @@ public struct ReplayCase: Sendable {
                         case "arm": cmd = .arm
                         case "start": cmd = .start
                         case "reset": cmd = .reset
+                        case "restart": cmd = nil; restartAt = true
                         default: throw ClipError("\(name): unknown command '\(token.dropFirst(4))'")
                         }
                     }
                 }
-                guard let t, let cmd else { throw ClipError("\(name): command line needs t_ns= and cmd=: \(line)") }
-                commands.append((MonotonicInstant(nanoseconds: t), cmd))
+                guard let t, cmd != nil || restartAt else { throw ClipError("\(name): command line needs t_ns= and cmd=: \(line)") }
+                if let cmd { commands.append((MonotonicInstant(nanoseconds: t), cmd)) } else { restarts.append(MonotonicInstant(nanoseconds: t)) }
                 continue
             }
             body += line + "\n"
@@ -116,6 +121,7 @@ public struct ReplayCase: Sendable {
         let sink = Sink()
         loop.observer = { sink.lines.append(contentsOf: Self.render($0, now: sink.now)) }
         var commands = self.commands[...]
+        var restarts = self.restarts[...]
         let frameNs = 1e9 / scene.fps
         // Run two seconds past the clip so timers and pending crossings finish.
         let iterations = scene.frameCount + Int(2 * scene.fps)
@@ -125,6 +131,12 @@ public struct ReplayCase: Sendable {
             while let c = commands.first, c.time <= now {
                 commands = commands.dropFirst()
                 loop.command(c.command, now: now)
+            }
+            while let r = restarts.first, r <= now {
+                restarts = restarts.dropFirst()
+                let state = loop.engine.persistentState
+                sink.lines.append("{\"t_ns\":\(now.nanoseconds),\"event\":\"restart\",\"state\":\"\(state)\"}")
+                _ = loop.restart(restoring: state, now: now)
             }
             loop.camera.readyUntil = now
             loop.iterate(now: now)

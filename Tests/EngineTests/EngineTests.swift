@@ -242,3 +242,28 @@ struct PresetTests {
         #expect(SpeedUnit.metresPerSecond.speed(distance: 30, time: .zero) == nil)
     }
 }
+
+@Suite("Engine state across restarts")
+struct EngineStateTests {
+    @Test("a running run survives a restart through its state line")
+    func runningSurvives() throws {
+        var h = Harness(EngineConfig())
+        h.at(0, .command(.arm))
+        h.at(1, h.crossing(at: 1.0))
+        let text = h.engine.persistentState
+        #expect(text == "v1 phase=running start_ns=101000000000 laps=0 last_lap_ns=101000000000")
+        var restored = try #require(Engine(config: EngineConfig(), restoring: text))
+        var out: [EngineAction] = []
+        var set = DetectionSet()
+        set.crossing = Crossing(time: h.t(5.25), uncertainty: .milliseconds(1), direction: .leftToRight,
+                                blobHeight: 0.8, speedWorkPixelsPerSecond: 600, reportedAtSequence: 0)
+        restored.step(.frame(set, frameTime: h.t(5.3)), now: h.t(5.3), into: &out)
+        #expect(out.contains(.finished(at: h.t(5.25), time: .seconds(4.25))))
+    }
+
+    @Test("state lines that are not ours are refused", arguments: ["", "v2 phase=idle laps=0", "v1 phase=running laps=0",
+                                                                   "v1 phase=flying laps=0", "v1 phase=idle laps=-1", "v1 phase"])
+    func refused(text: String) {
+        #expect(Engine(config: EngineConfig(), restoring: text) == nil)
+    }
+}
