@@ -29,6 +29,8 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     public var engine: Engine
     public private(set) var stats = LoopStats()
     public private(set) var lastStatus = GateStatus()
+    /// The 10-second window behind the stats line.
+    public var statsWindow = StatsWindow()
     /// Called with every engine action and every crossing, at configuration time only
     /// (results to storage, the status page, replay recordings).
     public var observer: ((LoopEvent) -> Void)?
@@ -78,8 +80,11 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
                 observer?(.crossing(c))
             }
             stats.worstFrameLatencyNs = max(stats.worstFrameLatencyNs, now.since(view.timestamp).nanoseconds)
+            statsWindow.add(latency: now.since(view.timestamp), dropped: lease.droppedBefore,
+                            detection: detection.crossing != nil, now: now)
             step(.frame(detection, frameTime: view.timestamp), now: now)
         }
+        if let line = statsWindow.line(now: now) { observer?(.statsLine(line)) }
         step(.tick, now: now)
     }
 
@@ -148,4 +153,6 @@ public enum LoopEvent: Sendable {
     case action(EngineAction, MonotonicInstant)
     /// A device failed (logged once per distinct error).
     case deviceError(DeviceError)
+    /// The fixed-column stats line, once per window (see `StatsWindow.header`).
+    case statsLine(String)
 }

@@ -155,6 +155,8 @@ public struct ReplayCase: Sendable {
             return [at + "\"event\":\"crossing\",\"time_ns\":\(ns(c.time)),\"direction\":\"\(c.direction)\"}"]
         case let .line(l):
             return [at + "\"event\":\"line\",\"line\":\"\(l.role.rawValue)\",\"edge\":\"\(l.edge)\"}"]
+        case .statsLine:
+            return []
         case let .deviceError(d):
             return [at + "\"event\":\"device_error\",\"operation\":\"\(d.operation)\"}"]
         case let .action(a, _):

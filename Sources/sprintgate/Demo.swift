@@ -50,7 +50,7 @@ struct DemoCommand: ParsableCommand {
                 case let .finished(_, time): print("  [\(at) s] finished: \(ClipCrossing.fixed(time.seconds, 3)) s")
                 default: break
                 }
-            case .line, .deviceError:
+            case .line, .deviceError, .statsLine:
                 break
             }
         }
