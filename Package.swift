@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // Pure core: value types, time domains, frame views, errors. No Foundation.
@@ -57,12 +58,28 @@ let package = Package(
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        // epoll, eventfd and timerfd for the event loop.
+        .target(name: "CLinuxSys"),
+        // MJPEG to luma with libjpeg-turbo; C, because libjpeg reports errors by longjmp.
+        .target(name: "CMJPEG", dependencies: ["CJPEG"]),
+        // Real adapters over kernel interfaces: V4L2 camera, GPIO lines, ALSA sound.
+        .target(
+            name: "LinuxHardware",
+            dependencies: [
+                "GateCore", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CLinuxSys",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Per-thread malloc counter used by the allocation checks.
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "sprintgate",
             dependencies: [
-                "GateCore", "Detector", "Engine", "GateSim", "GateConfig",
+                "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -87,6 +104,16 @@ let package = Package(
         .testTarget(
             name: "ReplayTests",
             dependencies: ["GateCore", "Detector", "GateSim"],
+            swiftSettings: strictSettings
+        ),
+        // Adapters against real kernel drivers; runs inside the qemu rig (scripts/sim-tier)
+        // and reports its tests as skipped elsewhere.
+        .testTarget(
+            name: "LinuxHardwareTests",
+            dependencies: [
+                "GateCore", "GateSim", "Detector", "LinuxHardware", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CMallocCounter",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

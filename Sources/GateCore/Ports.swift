@@ -149,3 +149,12 @@ public protocol Beeper: ~Copyable {
     /// start sound), estimated from the device's delay and timestamp.
     mutating func play(_ sound: GateSound, now: MonotonicInstant) throws(DeviceError) -> MonotonicInstant
 }
+
+/// Lines for a board without GPIO: no inputs, outputs go nowhere.
+public struct NoLines: LineInputs, LineOutputs {
+    public init() {}
+    public var fileDescriptors: [Int32] { [] }
+    public mutating func readEvents(now: MonotonicInstant, _ body: (LineEvent) -> Void) throws(DeviceError) {}
+    public func level(_ role: GPIORole) throws(DeviceError) -> Bool { false }
+    public mutating func set(_ role: GPIORole, _ on: Bool) throws(DeviceError) {}
+}

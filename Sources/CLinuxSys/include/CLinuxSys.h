@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Linux system interfaces Glibc's Swift module does not export: epoll, eventfd, timerfd.
+#ifndef SPRINTGATE_CLINUXSYS_H
+#define SPRINTGATE_CLINUXSYS_H
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <stdint.h>
+#include <time.h>
+
+/// CLOCK_MONOTONIC in nanoseconds (a C helper: several C modules re-export timespec,
+/// which makes the Swift type ambiguous).
+static inline int64_t sprintgate_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/// The descriptor stored in an epoll event's data (the union is awkward from Swift).
+static inline int sprintgate_epoll_event_fd(const struct epoll_event *e) { return e->data.fd; }
+/// An epoll event for `fd` with the given event mask.
+static inline struct epoll_event sprintgate_epoll_event_make(int fd, unsigned int mask) {
+    struct epoll_event e;
+    e.events = mask;
+    e.data.fd = fd;
+    return e;
+}
+#endif
