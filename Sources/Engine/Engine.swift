@@ -35,6 +35,8 @@ public struct EngineConfig: Sendable, Hashable {
     /// Feedback on a crossing.
     public var crossingLED = true
     public var crossingBuzzer = true
+    /// Plays the crossing beep through the speaker as well.
+    public var crossingSound = false
     public var spokenTime = false
     /// Length of the crossing LED and buzzer pulses.
     public var pulse: Span = .milliseconds(150)
@@ -304,6 +306,7 @@ public struct Engine: Sendable {
             actions.append(.output(.buzzer, true))
             buzzerOffAt = t + config.pulse
         }
+        if config.crossingSound { actions.append(.play(.crossing)) }
     }
 
     private mutating func begin(at t: MonotonicInstant, into actions: inout [EngineAction]) {

@@ -105,7 +105,8 @@ public struct GateSettings: Sendable {
             }
         }
         if let fb = try doc.table("feedback") {
-            try fb.checkKeys(["crossing_led", "buzzer", "spoken_time"])
+            try fb.checkKeys(["crossing_led", "buzzer", "crossing_sound", "spoken_time"])
+            if let v = try fb.bool("crossing_sound", "true or false") { engine.crossingSound = v }
             if let v = try fb.bool("crossing_led", "true or false") { engine.crossingLED = v }
             if let v = try fb.bool("buzzer", "true or false") { engine.crossingBuzzer = v }
             if let v = try fb.bool("spoken_time", "true or false") { engine.spokenTime = v }

@@ -190,6 +190,15 @@ struct EngineTests {
         #expect(h.engine.phase == .running(start: h.t(1.0)))
     }
 
+    @Test("the crossing beep plays through the speaker when asked")
+    func crossingSound() {
+        var config = EngineConfig()
+        config.crossingSound = true
+        var h = Harness(config)
+        h.at(1, h.crossing(at: 0.99))
+        #expect(h.played.map(\.1) == [.crossing])
+    }
+
     @Test("the armed LED follows the phase; feedback can be switched off")
     func leds() {
         var config = EngineConfig()
