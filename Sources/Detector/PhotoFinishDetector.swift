@@ -470,6 +470,12 @@ public struct PhotoFinishDetector: ~Copyable {
     }
 
     /// Measures each body's torso leading edge in both directions.
+    /// Whether a body tall enough to be timed is in view this frame.
+    private var fullBodyInView: Bool {
+        for i in 0..<blobCount where !blobs[i].small && blobs[i].height >= config.minCrossingHeight { return true }
+        return false
+    }
+
     private mutating func measureBodies() {
         for i in 0..<blobCount where !blobs[i].small {
             var b = blobs[i]
@@ -680,7 +686,11 @@ public struct PhotoFinishDetector: ~Copyable {
             tr.centerVelocity = tr.samples == 1 ? v : 0.5 * tr.centerVelocity + 0.5 * v
         }
         // A body too short to be timed whose centre passes the line: tell the user.
-        if tr.samples > 0 && blob.height < config.minCrossingHeight && abs(tr.centerVelocity) >= config.minVelocity
+        tr.tallest = max(tr.tallest, blob.height)
+        // Why: only when no full-size body is in view; a runner's own limbs can form a
+        // short blob of their own for a frame or two.
+        if tr.samples > 0 && tr.tallest < config.minCrossingHeight && !fullBodyInView
+            && abs(tr.centerVelocity) >= config.minVelocity
             && (tr.center - gateXWork) * (blob.center - gateXWork) <= 0 {
             lastTooFarNs = tNs
         }
@@ -776,7 +786,7 @@ public struct PhotoFinishDetector: ~Copyable {
         guard fit.count >= 2, let line = fit.fit(outlierPixels: 1.0) else { return }
         guard line.slope >= config.minVelocity else { return }
         guard tallest >= config.minCrossingHeight else {
-            lastTooFarNs = tr.firstPostNs
+            if !fullBodyInView { lastTooFarNs = tr.firstPostNs }
             return
         }
         let tCross = line.tMean + (g - line.intercept) / line.slope
@@ -889,6 +899,8 @@ struct Track {
     var missed = 0
     var center = 0.0
     var centerVelocity = 0.0
+    /// Tallest body height seen on this track (fraction of frame height).
+    var tallest = 0.0
     /// Bit 0: rightward, bit 1: leftward.
     var seenBits: UInt8 = 0
     var armedBits: UInt8 = 0

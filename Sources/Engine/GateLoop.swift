@@ -38,6 +38,8 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     private var lineBuffer: [LineEvent] = []
     private var detection = DetectionSet()
     private var lastError: DeviceError?
+    /// The ready LED's current pattern.
+    public private(set) var statusLight = StatusLight.off
 
     public init(camera: consuming Camera, lines: consuming Lines, sound: consuming Sound,
                 detector: consuming PhotoFinishDetector, engine: Engine) {
@@ -85,6 +87,13 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             step(.frame(detection, frameTime: view.timestamp), now: now)
         }
         if let line = statsWindow.line(now: now) { observer?(.statsLine(line)) }
+        // The ready LED shows what the gate sees; an unchanged level costs nothing.
+        let light = StatusLight(status: lastStatus, camera: camera.state)
+        if light != statusLight {
+            statusLight = light
+            observer?(.statusLight(light))
+        }
+        do { try lines.set(.readyLED, light.level(at: now)) } catch { note(error) }
         step(.tick, now: now)
     }
 
@@ -155,4 +164,6 @@ public enum LoopEvent: Sendable {
     case deviceError(DeviceError)
     /// The fixed-column stats line, once per window (see `StatsWindow.header`).
     case statsLine(String)
+    /// The ready LED's pattern changed.
+    case statusLight(StatusLight)
 }

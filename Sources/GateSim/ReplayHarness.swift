@@ -157,6 +157,8 @@ public struct ReplayCase: Sendable {
             return [at + "\"event\":\"line\",\"line\":\"\(l.role.rawValue)\",\"edge\":\"\(l.edge)\"}"]
         case .statsLine:
             return []
+        case let .statusLight(l):
+            return [at + "\"event\":\"ready_led\",\"pattern\":\"\(l.rawValue)\"}"]
         case let .deviceError(d):
             return [at + "\"event\":\"device_error\",\"operation\":\"\(d.operation)\"}"]
         case let .action(a, _):

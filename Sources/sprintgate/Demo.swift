@@ -35,6 +35,8 @@ struct DemoCommand: ParsableCommand {
         print("SprintGate demo: \(spec.frameCount) frames \(spec.width)x\(spec.height) at \(Int(spec.fps)) fps, "
             + "gate line at x=\(ClipCrossing.fixed(spec.gateX, 1)), flying start")
         print("")
+        final class Clock: @unchecked Sendable { var now = 0.0 }
+        let clock = Clock()
         loop.observer = { event in
             switch event {
             case let .crossing(c):
@@ -50,6 +52,8 @@ struct DemoCommand: ParsableCommand {
                 case let .finished(_, time): print("  [\(at) s] finished: \(ClipCrossing.fixed(time.seconds, 3)) s")
                 default: break
                 }
+            case let .statusLight(l):
+                print("  [\(ClipCrossing.fixed(clock.now, 3)) s] ready LED: \(l.rawValue)")
             case .line, .deviceError, .statsLine:
                 break
             }
@@ -57,6 +61,7 @@ struct DemoCommand: ParsableCommand {
         loop.command(.arm, now: MonotonicInstant(nanoseconds: 0))
         for i in 0..<(spec.frameCount + 24) {
             let now = MonotonicInstant(seconds: Double(i) / spec.fps + 0.002)
+            clock.now = now.seconds
             loop.camera.readyUntil = now
             loop.iterate(now: now)
         }
