@@ -80,6 +80,9 @@ public enum EngineInput: Sendable {
     case line(LineEvent)
     /// The start sound or a command reached the speaker at `onset` (from the beeper).
     case soundOnset(GateSound, onset: MonotonicInstant)
+    /// A better estimate of when the last sound reached the speaker: a clock started by
+    /// that sound moves its start to it.
+    case soundOnsetRefined(GateSound, onset: MonotonicInstant)
     /// A user's command (button on the page, CLI).
     case command(EngineCommand)
     /// Time passed: due timers fire.
@@ -109,6 +112,8 @@ public enum EngineAction: Sendable, Hashable {
     case speakTime(centiseconds: Int)
     /// The clock started at `at`.
     case started(at: MonotonicInstant, by: StartType)
+    /// The start sound's onset became known more exactly: the clock now starts at `at`.
+    case startCorrected(at: MonotonicInstant)
     case falseStart(FalseStartReason, at: MonotonicInstant)
     /// A timed crossing: lap `number` (1-based) with the time since the start and since
     /// the previous lap; in a normal run the first crossing after the start finishes it.
@@ -133,6 +138,7 @@ public struct Engine: Sendable {
     private var buzzerOffAt: MonotonicInstant?
     private var lastStatus = GateStatus()
     private var armedLit = false
+    private var startedBySound = false
 
     public init(config: EngineConfig) {
         self.config = config
@@ -179,6 +185,14 @@ public struct Engine: Sendable {
         case let .soundOnset(sound, onset):
             if sound == config.startSound, case .starting = phase {
                 begin(at: onset, into: &actions)
+                startedBySound = true
+            }
+        case let .soundOnsetRefined(sound, onset):
+            if sound == config.startSound, startedBySound, laps == 0, case .running(let start) = phase, start != onset {
+                lastLapAt = onset
+                phase = .running(start: onset)
+                actions.append(.startCorrected(at: onset))
+                actions.append(.phase(phase))
             }
         case let .frame(set, frameTime):
             frame(set, frameTime: frameTime, now: now, into: &actions)
@@ -310,6 +324,7 @@ public struct Engine: Sendable {
     }
 
     private mutating func begin(at t: MonotonicInstant, into actions: inout [EngineAction]) {
+        startedBySound = false
         nextSoundAt = nil
         laps = 0
         lastLapAt = t

@@ -38,6 +38,8 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     private var lineBuffer: [LineEvent] = []
     private var detection = DetectionSet()
     private var lastError: DeviceError?
+    private var lastPlayed: GateSound?
+    private var lastRefinedOnset: MonotonicInstant?
     /// The ready LED's current pattern.
     public private(set) var statusLight = StatusLight.off
 
@@ -94,6 +96,12 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             observer?(.statusLight(light))
         }
         do { try lines.set(.readyLED, light.level(at: now)) } catch { note(error) }
+        // Keep a playing sound fed; a better onset estimate can move a sound start.
+        do { try sound.service() } catch { note(error) }
+        if let refined = sound.refinedOnset, refined != lastRefinedOnset, let played = lastPlayed {
+            lastRefinedOnset = refined
+            step(.soundOnsetRefined(played, onset: refined), now: now)
+        }
         step(.tick, now: now)
     }
 
@@ -139,6 +147,8 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
                     note(error)
                     onset = now
                 }
+                lastPlayed = s
+                lastRefinedOnset = onset
                 engine.step(.soundOnset(s, onset: onset), now: now, into: &actions)
             default:
                 break

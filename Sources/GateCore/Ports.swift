@@ -104,7 +104,8 @@ public struct LineEvent: Sendable, Hashable {
     public var edge: Edge
     /// Kernel timestamp of the edge, on CLOCK_MONOTONIC.
     public var timestamp: MonotonicInstant
-    /// Count of edges seen on this line (gaps mean edges lost by the kernel queue).
+    /// Count of edges read from the kernel on this line; a gap is edges dropped by the
+    /// debounce (the v1 GPIO uAPI does not report queue overflow).
     public var lineSequence: UInt32
     /// Count of edges seen on all lines of the gate.
     public var globalSequence: UInt32
@@ -148,6 +149,11 @@ public protocol Beeper: ~Copyable {
     /// sample reaches the converter on CLOCK_MONOTONIC (the race clock's start for a
     /// start sound), estimated from the device's delay and timestamp.
     mutating func play(_ sound: GateSound, now: MonotonicInstant) throws(DeviceError) -> MonotonicInstant
+    /// Keeps a playing sound fed and refines its onset; called on every loop iteration.
+    mutating func service() throws(DeviceError)
+    /// The best estimate so far of the last sound's onset on CLOCK_MONOTONIC; it can
+    /// improve on `play`'s return value once the device's position has moved.
+    var refinedOnset: MonotonicInstant? { get }
 }
 
 /// Lines for a board without GPIO: no inputs, outputs go nowhere.

@@ -120,6 +120,12 @@ public struct RecordingBeeper: Beeper {
         }
         let onset = now + latency
         played.append((sound, now, onset))
+        refinedOnset = onset
         return onset
     }
+
+    public mutating func service() throws(DeviceError) {}
+
+    /// The onset of the last sound (a recording beeper knows it exactly at once).
+    public private(set) var refinedOnset: MonotonicInstant?
 }

@@ -167,6 +167,7 @@ public struct ReplayCase: Sendable {
             case let .play(s): return [at + "\"event\":\"play\",\"sound\":\"\(s.rawValue)\"}"]
             case let .speakTime(cs): return [at + "\"event\":\"speak\",\"centiseconds\":\(cs)}"]
             case let .started(t, by): return [at + "\"event\":\"started\",\"at_ns\":\(ns(t)),\"by\":\"\(by.rawValue)\"}"]
+            case let .startCorrected(t): return [at + "\"event\":\"start_corrected\",\"at_ns\":\(ns(t))}"]
             case let .falseStart(r, t): return [at + "\"event\":\"false_start\",\"at_ns\":\(ns(t)),\"reason\":\"\(r.rawValue)\"}"]
             case let .lap(n, t, split, lap):
                 return [at + "\"event\":\"lap\",\"number\":\(n),\"at_ns\":\(ns(t)),\"split_ns\":\((split.nanoseconds + 5_000) / 10_000 * 10_000),\"lap_ns\":\((lap.nanoseconds + 5_000) / 10_000 * 10_000)}"]

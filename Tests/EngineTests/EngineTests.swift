@@ -106,6 +106,12 @@ struct EngineTests {
         #expect(h.started.isEmpty)  // not before the beep is heard
         h.at(4.5, .soundOnset(.beep, onset: h.t(4.023)))
         #expect(h.started == [h.t(4.023)])
+        // The device's position moved: the onset is known better, and the clock follows.
+        h.at(4.52, .soundOnsetRefined(.beep, onset: h.t(4.0215)))
+        #expect(h.actions.contains { $0.action == .startCorrected(at: h.t(4.0215)) })
+        #expect(h.engine.phase == .running(start: h.t(4.0215)))
+        h.at(6, h.crossing(at: 5.9))
+        #expect(h.finished == [h.t(5.9).since(h.t(4.0215))])
     }
 
     @Test("voice start: marks and set pauses within their ranges, start at the sound's onset")

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sprintgate run`: the gate daemon. Camera, GPIO and sound on one epoll loop.
+
+import ArgumentParser
+import Detector
+import Engine
+import Foundation
+import GateConfig
+import GateCore
+import LinuxHardware
+import Logging
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the gate: camera, detector, start types, LEDs, buzzer and sounds.",
+        discussion: """
+            Reads the settings file (board file plus overrides), opens the camera (reopening \
+            with back-off when it is missing or pulled out), the GPIO lines and the sound \
+            device (a missing speaker is a warning: the gate still times), arms the gate and \
+            runs until stopped. Under systemd it reports readiness and pings the watchdog.
+            """)
+
+    @Option(help: "Settings file.")
+    var config: String = "/etc/sprintgate/gate.toml"
+
+    @Option(help: "Stop after this many seconds (for tests); runs until stopped by default.")
+    var seconds: Double?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
+    var logLevel: String = "info"
+
+    func run() throws {
+        guard let level = Logger.Level(rawValue: logLevel) else { fail("--log-level \(logLevel) is not a level") }
+        let settings: GateSettings
+        do { settings = try GateSettings(contentsOf: config) } catch { fail(error.description) }
+        let board = settings.board
+        var log = Logger(label: "sprintgate.run")
+        log.logLevel = level
+        if board.gpio.isEmpty {
+            try runGate(settings: settings, lines: NoLines(), log: log, level: level)
+        } else {
+            let lines: GPIODLines
+            do { lines = try GPIODLines(lines: board.gpio, boardFile: board.source) } catch {
+                fail("\(error.description) (check the [gpio] tables of \(board.source) against `gpioinfo`)")
+            }
+            try runGate(settings: settings, lines: lines, log: log, level: level)
+        }
+    }
+
+    func runGate<Lines: LineInputs & LineOutputs & ~Copyable>(settings: GateSettings, lines: consuming Lines,
+                                                              log: Logger, level: Logger.Level) throws {
+        let board = settings.board
+        let notify = SystemdNotify(environment: ProcessInfo.processInfo.environment)
+        var camLog = Logger(label: "sprintgate.camera")
+        camLog.logLevel = level
+        var request = CameraRequest(width: board.camera.width, height: board.camera.height, fps: Double(board.camera.fps))
+        request.exposureMicroseconds = board.camera.exposureMicroseconds
+        var camera = V4L2FrameSource(path: board.camera.device, request: request, logger: camLog)
+        let deadlineEnd = seconds.map { Sys.monotonicNow() + .seconds($0) }
+        var epoll: EpollLoop
+        do { epoll = try EpollLoop() } catch { fail(error.description) }
+
+        // The camera decides the frame size, so the detector waits for the first open.
+        var backoff = ReopenBackoff()
+        while true {
+            do {
+                try camera.open()
+                backoff.succeeded()
+                break
+            } catch {
+                let now = Sys.monotonicNow()
+                let delay = backoff.failed(at: now)
+                log.warning("camera \(board.camera.device): \(error.description); retrying in \(ClipCrossingFormat.ms(delay)) ms")
+                notify.send("STATUS=waiting for the camera (\(camera.state))")
+                if let end = deadlineEnd, now >= end { fail("no camera within --seconds") }
+                _ = epoll.wait(until: now + delay)
+            }
+        }
+        let width = camera.mode?.width ?? request.width, height = camera.mode?.height ?? request.height
+        let detector = PhotoFinishDetector(config: settings.detectorConfig(width: width), inputWidth: width, inputHeight: height)
+        var audioLog = Logger(label: "sprintgate.audio")
+        audioLog.logLevel = level
+        let bank: SoundBank
+        do { bank = try SoundBank(directory: "/usr/share/sprintgate/sounds") } catch { bank = SoundBank() }
+        let beeper = ALSABeeper(config: board.audio, sounds: bank, logger: audioLog)
+        let stateFile = settings.stateDirectory + "/run.state"
+        var engine = Engine(config: settings.engine)
+        if let saved = RunState.load(path: stateFile), let restored = Engine(config: settings.engine, restoring: saved) {
+            engine = restored
+            log.notice("resumed the run in progress from \(stateFile)")
+        }
+        var loop = GateLoop(camera: camera, lines: lines, sound: beeper, detector: detector, engine: engine)
+        let gateLog = Logger(label: "sprintgate.gate")
+        loop.observer = { event in
+            switch event {
+            case let .crossing(c):
+                gateLog.info("crossing \(c.direction) at \(c.time) ±\(ClipCrossingFormat.ms(c.uncertainty)) ms height \(c.blobHeight)")
+            case let .action(a, _):
+                switch a {
+                case let .started(at, by): gateLog.notice("started at \(at) (\(by.rawValue))")
+                case let .startCorrected(at): gateLog.info("start sound onset refined: \(at)")
+                case let .finished(_, time): gateLog.notice("finished: \(ClipCrossingFormat.seconds(time)) s")
+                case let .lap(n, _, split, lap): gateLog.notice("lap \(n): \(ClipCrossingFormat.seconds(lap)) s, split \(ClipCrossingFormat.seconds(split)) s")
+                case let .falseStart(reason, _): gateLog.warning("false start: \(reason.rawValue)")
+                default: break
+                }
+            case let .deviceError(e):
+                gateLog.warning("\(e.description)")
+            case let .statsLine(line):
+                gateLog.info("\(StatsWindow.header)\n\(line)")
+            case let .statusLight(l):
+                gateLog.info("ready LED: \(l.rawValue)")
+            case .line:
+                break
+            }
+        }
+        try? epoll.add(loop.camera.fileDescriptor)
+        for fd in loop.lines.fileDescriptors { try? epoll.add(fd) }
+        let start = Sys.monotonicNow()
+        if case .idle = loop.engine.phase { loop.command(.arm, now: start) }
+        notify.send("READY=1\nSTATUS=armed: \(settings.engine.startType.rawValue) start, \(width)x\(height)")
+        log.notice("ready: camera \(width)x\(height), gate x \(settings.detectorConfig(width: width).gateX), \(settings.engine.startType.rawValue) start")
+
+        var lastState = loop.engine.persistentState
+        var cameraFD = loop.camera.fileDescriptor
+        var nextWatchdog = start
+        var nextThermal = start
+        var thermal = ThermalGovernor(fps: board.camera.fps)
+        while true {
+            // Why: wake at least every 10 ms so timers (pulses, countdown) fire on time.
+            let (now, _) = epoll.wait(until: Sys.monotonicNow() + .milliseconds(10))
+            if let end = deadlineEnd, now >= end { break }
+            loop.iterate(now: now)
+            let state = loop.engine.persistentState
+            if state != lastState {
+                lastState = state
+                RunState.save(state, path: stateFile, log: log)
+            }
+            if now >= nextWatchdog {
+                notify.send("WATCHDOG=1")
+                nextWatchdog = now + .seconds(2)
+            }
+            // Camera lost: take it off the loop and reopen with back-off.
+            if loop.camera.state == .absent || loop.camera.state == .busy {
+                if cameraFD >= 0 { epoll.remove(cameraFD); cameraFD = -1; log.warning("camera lost (\(loop.camera.state)); reopening") }
+                if backoff.isDue(now: now) {
+                    do {
+                        try loop.camera.open()
+                        backoff.succeeded()
+                        cameraFD = loop.camera.fileDescriptor
+                        try? epoll.add(cameraFD)
+                        log.notice("camera back")
+                    } catch {
+                        _ = backoff.failed(at: now)
+                    }
+                }
+            } else {
+                loop.camera.checkSignal(now: now)
+            }
+            if now >= nextThermal {
+                nextThermal = now + .seconds(5)
+                if let text = try? String(contentsOfFile: "/sys/class/thermal/thermal_zone0/temp", encoding: .utf8),
+                   let celsius = ThermalGovernor.parseThermalZone(text),
+                   let fps = thermal.update(celsius: celsius, at: now.seconds) {
+                    log.warning("SoC at \(celsius) C: camera to \(fps) fps")
+                    epoll.remove(cameraFD)
+                    loop.camera.close()
+                    loop.camera.request.fps = Double(fps)
+                    if (try? loop.camera.open()) != nil { cameraFD = loop.camera.fileDescriptor; try? epoll.add(cameraFD) }
+                }
+            }
+        }
+        loop.camera.close()
+        log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
+    }
+}
+
+/// The run-in-progress state file: the engine's state line and the boot it belongs to.
+enum RunState {
+    static func bootID() -> String {
+        (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown"
+    }
+
+    /// The saved state line, if it was written during this boot (monotonic instants
+    /// do not carry over a reboot).
+    static func load(path: String) -> String? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n")
+        guard lines.count == 2, lines[0] == "boot \(bootID())" else { return nil }
+        return String(lines[1])
+    }
+
+    /// Writes atomically (temporary file and rename), so power loss leaves old or new.
+    static func save(_ state: String, path: String, log: Logger) {
+        do {
+            try ("boot \(bootID())\n" + state + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            log.error("cannot save the run state to \(path): \(error) (check the state directory's permissions)")
+        }
+    }
+}
+
+/// Number formatting for log lines.
+enum ClipCrossingFormat {
+    static func ms(_ s: Span) -> String { fixed(s.milliseconds, 2) }
+    static func seconds(_ s: Span) -> String { fixed(s.seconds, 3) }
+    static func fixed(_ v: Double, _ d: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<d { scale *= 10 }
+        return String((v * scale).rounded() / scale)
+    }
+}

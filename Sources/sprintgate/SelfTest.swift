@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sprintgate selftest` and `sprintgate record`: checks a user can act on, and recordings
+// of what the camera and lines delivered.
+
+import ArgumentParser
+import Engine
+import Foundation
+import GateConfig
+import GateCore
+import GateSim
+import LinuxHardware
+import Logging
+
+/// One row of the self-test table.
+struct CheckRow {
+    enum Result: String { case pass = "PASS", warn = "WARN", fail = "FAIL", skip = "SKIP" }
+    var check: String
+    var result: Result
+    var detail: String
+}
+
+struct SelfTestCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "selftest",
+        abstract: "Check camera, GPIO lines, audio and clock, and print a table of what to fix.")
+
+    @Option(help: "Settings file.")
+    var config: String = "/etc/sprintgate/gate.toml"
+
+    @Option(help: "Seconds of camera streaming to measure.")
+    var seconds: Double = 1.5
+
+    func run() throws {
+        let settings: GateSettings
+        do { settings = try GateSettings(contentsOf: config) } catch { fail(error.description) }
+        var rows: [CheckRow] = []
+        rows.append(checkClock())
+        rows += checkCamera(settings.board.camera)
+        rows += checkGPIO(settings.board)
+        rows.append(checkAudio(settings.board.audio))
+        let w = max(8, rows.map(\.check.count).max() ?? 8)
+        print("check".padding(w) + "  result  detail")
+        for r in rows { print(r.check.padding(w) + "  " + r.result.rawValue.padding(6) + "  " + r.detail) }
+        let failed = rows.filter { $0.result == .fail }.count
+        print("")
+        print(failed == 0 ? "all checks passed" : "\(failed) check(s) failed: fix what the detail says, then run selftest again")
+        if failed > 0 { throw ExitCode(1) }
+    }
+
+    func checkClock() -> CheckRow {
+        var last = Sys.monotonicNow()
+        var steps = Set<Int64>()
+        for _ in 0..<1000 {
+            let t = Sys.monotonicNow()
+            if t < last { return CheckRow(check: "clock", result: .fail, detail: "CLOCK_MONOTONIC went backwards") }
+            if t > last { steps.insert(t.since(last).nanoseconds) }
+            last = t
+        }
+        let finest = steps.min() ?? 0
+        return finest > 0 && finest <= 1_000
+            ? CheckRow(check: "clock", result: .pass, detail: "CLOCK_MONOTONIC steps of \(finest) ns")
+            : CheckRow(check: "clock", result: .warn, detail: "CLOCK_MONOTONIC resolution \(finest) ns (expected 1 µs or finer)")
+    }
+
+    func checkCamera(_ cam: CameraConfig) -> [CheckRow] {
+        var request = CameraRequest(width: cam.width, height: cam.height, fps: Double(cam.fps))
+        request.exposureMicroseconds = cam.exposureMicroseconds
+        var source = V4L2FrameSource(path: cam.device, request: request, logger: Logger(label: "sprintgate.camera"))
+        do { try source.open() } catch {
+            let hint = error.impliedState == .absent
+                ? "plug the camera in; check `ls -l \(cam.device)` and the udev rule"
+                : "close other programs using the camera; check the service user is in group video"
+            return [CheckRow(check: "camera", result: .fail, detail: "\(error.description): \(hint)")]
+        }
+        var rows = [CheckRow(check: "camera", result: .pass, detail: "\(cam.device): \(source.mode.map { "\($0)" } ?? "open")")]
+        let start = Sys.monotonicNow()
+        var frames = 0, dropped: UInt64 = 0, backwards = 0
+        var first: MonotonicInstant?, last = MonotonicInstant(nanoseconds: 0)
+        while Sys.monotonicNow().since(start).seconds < seconds {
+            _ = try? Sys.waitReadable(source.fileDescriptor, timeoutMs: 100)
+            guard let lease = source.nextFrame() else {
+                if source.state == .absent { break }
+                continue
+            }
+            let t = lease.view.timestamp
+            if first == nil { first = t }
+            if t <= last { backwards += 1 }
+            last = t
+            frames += 1
+            dropped += lease.droppedBefore
+            source.release(lease)
+        }
+        source.close()
+        if frames < 2 || first == nil {
+            rows.append(CheckRow(check: "camera frames", result: .fail, detail: "\(frames) frames in \(seconds) s: check the cable and lighting"))
+            return rows
+        }
+        let fps = Double(frames - 1) / last.since(first!).seconds
+        let ok = fps >= 0.9 * Double(cam.fps)
+        rows.append(CheckRow(check: "camera rate", result: ok ? .pass : .warn,
+                             detail: "\(String(format: "%.1f", fps)) fps measured, \(cam.fps) wanted"
+                                 + (ok ? "" : ": in dim light UVC cameras lengthen exposure; add light or set exposure_us")))
+        rows.append(CheckRow(check: "camera timestamps", result: backwards == 0 ? .pass : .fail,
+                             detail: backwards == 0 ? "monotonic, \(dropped) dropped of \(frames + Int(dropped))"
+                                 : "\(backwards) went backwards: the driver does not stamp CLOCK_MONOTONIC"))
+        for w in source.warnings { rows.append(CheckRow(check: "camera exposure", result: .warn, detail: w)) }
+        return rows
+    }
+
+    func checkGPIO(_ board: BoardConfig) -> [CheckRow] {
+        guard !board.gpio.isEmpty else { return [CheckRow(check: "gpio", result: .skip, detail: "board has no [gpio] tables")] }
+        var lines: GPIODLines
+        do { lines = try GPIODLines(lines: board.gpio, boardFile: board.source) } catch {
+            return [CheckRow(check: "gpio", result: .fail, detail: "\(error.description); compare \(board.source) with `gpioinfo`")]
+        }
+        var rows = [CheckRow(check: "gpio", result: .pass, detail: "\(board.gpio.count) lines requested")]
+        if board.gpio[.startButton] != nil {
+            do {
+                let pressed = try lines.level(.startButton)
+                rows.append(CheckRow(check: "start button", result: pressed ? .warn : .pass,
+                                     detail: pressed ? "reads pressed: release it, or check active_low and bias" : "released"))
+            } catch { rows.append(CheckRow(check: "start button", result: .fail, detail: error.description)) }
+        }
+        for role in [GPIORole.readyLED, .armedLED, .crossingLED, .buzzer] where board.gpio[role] != nil {
+            do {
+                try lines.set(role, true)
+                usleep(150_000)
+                try lines.set(role, false)
+                rows.append(CheckRow(check: role.rawValue, result: .pass, detail: "switched on for 150 ms: did it light or sound?"))
+            } catch { rows.append(CheckRow(check: role.rawValue, result: .fail, detail: error.description)) }
+        }
+        return rows
+    }
+
+    func checkAudio(_ audio: AudioConfig) -> CheckRow {
+        var beeper = ALSABeeper(config: audio, sounds: SoundBank(), logger: Logger(label: "sprintgate.audio"))
+        guard beeper.state == .streaming else {
+            return CheckRow(check: "audio", result: .warn, detail: beeper.warning ?? "no audio device: set [audio] device in the board file (`aplay -L` lists them)")
+        }
+        let now = Sys.monotonicNow()
+        do {
+            let onset = try beeper.play(.beep, now: now)
+            let lead = onset.since(now).milliseconds
+            for _ in 0..<30 { usleep(10_000); try? beeper.service() }
+            guard lead >= -1, lead < 500 else {
+                return CheckRow(check: "audio", result: .warn, detail: "beep onset estimate \(String(format: "%.1f", lead)) ms from now: the device's timestamps look wrong")
+            }
+            return CheckRow(check: "audio", result: .pass, detail: "\(audio.device): beep reaches the speaker \(String(format: "%.1f", lead)) ms after play")
+        } catch {
+            return CheckRow(check: "audio", result: .fail, detail: error.description)
+        }
+    }
+}
+
+struct RecordCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record what the camera and input lines deliver, to replay a problem later.",
+        discussion: "Writes DIR/frames.y4m (replay with `sprintgate replay DIR/frames.y4m --gate-x X`) and DIR/case.log.")
+
+    @Option(help: "Settings file.")
+    var config: String = "/etc/sprintgate/gate.toml"
+
+    @Option(help: "Length of the recording in seconds.")
+    var seconds: Double = 20
+
+    @Option(help: "Output directory (created if missing).")
+    var out: String
+
+    func run() throws {
+        guard seconds > 0, seconds <= 600 else { fail("--seconds \(seconds) is outside 0...600") }
+        let settings: GateSettings
+        do { settings = try GateSettings(contentsOf: config) } catch { fail(error.description) }
+        do { try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) } catch {
+            fail("\(out): cannot create (\(error.localizedDescription))")
+        }
+        let cam = settings.board.camera
+        var request = CameraRequest(width: cam.width, height: cam.height, fps: Double(cam.fps))
+        request.exposureMicroseconds = cam.exposureMicroseconds
+        var source = V4L2FrameSource(path: cam.device, request: request, logger: Logger(label: "sprintgate.camera"))
+        do { try source.open() } catch { fail("\(error.description): plug the camera in or check \(cam.device)") }
+        let header: [(String, String)] = [
+            ("Name", "recording"), ("Board", settings.board.source),
+            ("Camera", "\(cam.device) \(source.mode.map { "\($0)" } ?? "")"),
+            ("Recorded", "\(Date())"), ("Notes", "sprintgate record --seconds \(seconds)"),
+        ]
+        let fps = source.mode?.fpsList.first ?? Double(cam.fps)
+        var lines: GPIODLines?
+        if !settings.board.gpio.isEmpty {
+            do { lines = try GPIODLines(lines: settings.board.gpio.filter { $0.key == .startButton }, boardFile: settings.board.source) }
+            catch { print("warning: \(error.description); recording the camera only") }
+        }
+        let summary: RecordingSummary
+        do {
+            if lines != nil {
+                summary = try recordSession(
+                    camera: &source, fps: fps, seconds: seconds, directory: out, header: header,
+                    now: { Sys.monotonicNow() },
+                    waitForFrame: { fd in _ = try? Sys.waitReadable(fd, timeoutMs: 20) },
+                    pollLines: { now, body throws(DeviceError) in try lines!.readEvents(now: now, body) })
+            } else {
+                summary = try recordSession(
+                    camera: &source, fps: fps, seconds: seconds, directory: out, header: header,
+                    now: { Sys.monotonicNow() },
+                    waitForFrame: { fd in _ = try? Sys.waitReadable(fd, timeoutMs: 20) })
+            }
+        } catch {
+            fail(error.description)
+        }
+        source.close()
+        print("\(summary.frames) frames (\(summary.dropped) dropped, \(String(format: "%.1f", summary.measuredFPS)) fps), "
+            + "\(summary.lineEvents) line events")
+        print("clip: \(summary.clipPath)\nlog:  \(summary.logPath)")
+    }
+}
