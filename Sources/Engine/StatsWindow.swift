@@ -66,15 +66,7 @@ public struct StatsWindow: Sendable {
         let seconds = now.since(start).seconds
         let fps = Double(frames) / seconds
         func col(_ s: String, _ w: Int) -> String { String(repeating: " ", count: max(0, w - s.count)) + s }
-        func fixed(_ v: Double, _ d: Int) -> String {
-            var scale = 1.0
-            for _ in 0..<d { scale *= 10 }
-            let n = Int64((abs(v) * scale).rounded())
-            let whole = n / Int64(scale), frac = n % Int64(scale)
-            var fs = String(frac)
-            while fs.count < d { fs = "0" + fs }
-            return (v < 0 && n != 0 ? "-" : "") + "\(whole)" + (d > 0 ? ".\(fs)" : "")
-        }
+        func fixed(_ v: Double, _ d: Int) -> String { fixedPoint(v, digits: d) }
         let s = col(fixed(fps, 1), 6) + col("\(dropped)", 6) + col("\(detections)", 6)
             + col(fixed(percentileMs(0.5), 2), 8) + col(fixed(percentileMs(0.99), 2), 8)
             + col(fixed(offsetMicroseconds, 1), 11) + col("\(peers)", 7)

@@ -21,16 +21,7 @@ public struct ClipCrossing: Sendable, Hashable {
     }
 
     /// Formats `v` with `digits` decimals without Foundation.
-    public static func fixed(_ v: Double, _ digits: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let neg = v < 0
-        let n = Int64((abs(v) * scale).rounded())
-        let whole = n / Int64(scale), frac = n % Int64(scale)
-        var fs = String(frac)
-        while fs.count < digits { fs = "0" + fs }
-        return (neg && n != 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + fs : "")
-    }
+    public static func fixed(_ v: Double, _ digits: Int) -> String { fixedPoint(v, digits: digits) }
 }
 
 /// Feeds frames to a `PhotoFinishDetector` with timestamps `i / fps` and collects crossings.

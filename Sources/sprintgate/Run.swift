@@ -206,9 +206,5 @@ enum RunState {
 enum ClipCrossingFormat {
     static func ms(_ s: Span) -> String { fixed(s.milliseconds, 2) }
     static func seconds(_ s: Span) -> String { fixed(s.seconds, 3) }
-    static func fixed(_ v: Double, _ d: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<d { scale *= 10 }
-        return String((v * scale).rounded() / scale)
-    }
+    static func fixed(_ v: Double, _ d: Int) -> String { fixedPoint(v, digits: d) }
 }

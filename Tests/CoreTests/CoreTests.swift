@@ -28,4 +28,14 @@ struct CoreTests {
         #expect(PixelFormat.yuyv.frameBytes(width: 640, height: 480) == 614_400)
         #expect(PixelFormat.yu12.frameBytes(width: 5, height: 3) == 15 + 2 * 3 * 2)
     }
+
+    @Test("fixed-point formatting rounds and pads without Foundation")
+    func formatting() {
+        #expect(fixedPoint(1.005, digits: 1) == "1.0")
+        #expect(fixedPoint(-0.5, digits: 2) == "-0.50")
+        #expect(fixedPoint(-0.0001, digits: 2) == "0.00")
+        #expect(fixedPoint(12.3456, digits: 3) == "12.346")
+        #expect(fixedPoint(7, digits: 0) == "7")
+        #expect(fixedPoint(.nan, digits: 2) == "nan")
+    }
 }
