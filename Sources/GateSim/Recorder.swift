@@ -59,6 +59,7 @@ public func recordSession<Camera: FrameSource & ~Copyable>(
     var first: MonotonicInstant?
     var last = start
     var pending: [ReplayEvent] = []
+    let reorderWindow = Span.milliseconds(250)
     while now().since(start).seconds < seconds {
         waitForFrame(camera.fileDescriptor)
         let t = now()
@@ -90,14 +91,23 @@ public func recordSession<Camera: FrameSource & ~Copyable>(
             pending.append(.state(device: "camera", time: t, state: "\(lastState)"))
             summary.stateChanges += 1
         }
-        // Why: frame stamps lag the line events read in the same turn; write in time order.
+        // Why: frame stamps and line stamps come from different clocks' conversions (a
+        // driver may stamp a frame's end, ahead of the edge read in the same turn); hold
+        // events for a reorder window and write them in time order.
         pending.sort { $0.time < $1.time }
-        for e in pending {
+        let latest = pending.last?.time ?? t
+        var written = 0
+        for e in pending where latest.since(e.time) >= reorderWindow {
             if case .line = e { summary.lineEvents += 1 }
             log.append(e)
+            written += 1
         }
-        pending.removeAll(keepingCapacity: true)
+        pending.removeFirst(written)
         if lastState == .absent || lastState == .closed { break }
+    }
+    for e in pending {
+        if case .line = e { summary.lineEvents += 1 }
+        log.append(e)
     }
     try writer?.close()
     try log.close()
