@@ -91,7 +91,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "DetectorBench",
-            dependencies: ["GateCore", "Detector", "GateSim"],
+            dependencies: ["GateCore", "Detector", "Engine", "GateSim"],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CoreTests", dependencies: ["GateCore"], swiftSettings: strictSettings),

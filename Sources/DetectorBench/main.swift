@@ -2,19 +2,73 @@
 // Accuracy and cost benchmark of the photo-finish detector on synthetic scenes.
 //
 // Usage: swift run -c release DetectorBench [--variants N] [--fps 30,60,120,240] [--scene NAME] [--verbose]
+//        DetectorBench --cost-only | --soak HOURS
 
 import GateCore
 import Detector
 import GateSim
+import Engine
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Resident set size of this process in kB, from /proc/self/status.
+func residentKB() -> Int {
+    guard let f = fopen("/proc/self/status", "r") else { return -1 }
+    defer { fclose(f) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, 256, f) != nil {
+        let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if s.hasPrefix("VmRSS:") { return Int(s.dropFirst(6).filter { $0.isNumber }) ?? -1 }
+    }
+    return -1
+}
+
+/// Frames served from memory in a loop with continuous timestamps (for the soak).
+struct LoopedFrames: FrameSource, ~Copyable {
+    let width: Int, height: Int, count: Int, fps: Double
+    let frames: UnsafeMutableBufferPointer<UInt8>
+    var next = 0
+    var state: DeviceState = .closed
+    var readyUntil = MonotonicInstant(nanoseconds: 0)
+    init(specs: [SceneSpec]) {
+        width = specs[0].width; height = specs[0].height; fps = specs[0].fps
+        count = specs.reduce(0) { $0 + $1.frameCount }
+        let n = width * height
+        frames = .allocate(capacity: n * count)
+        var k = 0
+        for spec in specs {
+            let r = SceneRenderer(spec: spec)
+            for i in 0..<spec.frameCount {
+                r.render(frame: i, into: UnsafeMutableBufferPointer(rebasing: frames[(k * n)..<((k + 1) * n)]))
+                k += 1
+            }
+        }
+    }
+    deinit { frames.deallocate() }
+    var fileDescriptor: Int32 { -1 }
+    mutating func open() throws(DeviceError) { state = .streaming }
+    func timestamp(_ i: Int) -> MonotonicInstant { MonotonicInstant(nanoseconds: Int64((Double(i) * 1e9 / fps).rounded())) }
+    mutating func nextFrame() -> FrameLease? {
+        guard timestamp(next) <= readyUntil else { return nil }
+        let n = width * height
+        let slot = next % count
+        let v = FrameView(base: UnsafeRawPointer(frames.baseAddress! + slot * n), width: width, height: height,
+                          bytesPerRow: width, format: .gray8, sequence: UInt64(next), timestamp: timestamp(next))
+        next += 1
+        return FrameLease(view: v, slot: slot, droppedBefore: 0)
+    }
+    mutating func release(_ lease: FrameLease) {}
+    mutating func close() { state = .closed }
+}
+
 
 var variants = 8
 var fpsList: [Double] = [30, 60, 120, 240]
 var only: String?
 var verbose = false
 var costOnly = false
+var soakHours: Double?
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
     switch a {
@@ -23,10 +77,44 @@ while let a = args.popFirst() {
     case "--scene": only = args.popFirst()
     case "--verbose": verbose = true
     case "--cost-only": costOnly = true
+    case "--soak": soakHours = Double(args.popFirst() ?? "")
     default:
         print("usage: DetectorBench [--variants N] [--fps LIST] [--scene NAME] [--verbose] [--cost-only]")
         exit(2)
     }
+}
+
+if let hours = soakHours {
+    // A sprint left to right, then one right to left, looped for `hours` of virtual time
+    // at 120 fps through the whole gate loop in solo mode: every pass must be one lap.
+    let specs = ["sprint", "sprint-rl"].map { SceneCatalog.scene($0, fps: 120, variant: 0)! }
+    var camera = LoopedFrames(specs: specs)
+    try camera.open()
+    let perLoop = specs.reduce(0) { $0 + $1.expectedCrossings.count }
+    let frameCount = Int(hours * 3600 * 120)
+    var config = EngineConfig()
+    config.solo = true
+    let detector = PhotoFinishDetector(config: detectorConfig(for: specs[0]), inputWidth: specs[0].width, inputHeight: specs[0].height)
+    var loop = GateLoop(camera: camera, lines: NoLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: config))
+    loop.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+    let rssStart = residentKB()
+    let wallStart = now()
+    var i = 0
+    while i < frameCount {
+        let t = MonotonicInstant(nanoseconds: Int64((Double(i) * 1e9 / 120).rounded()) + 2_000_000)
+        loop.camera.readyUntil = t
+        loop.iterate(now: t)
+        i += 1
+    }
+    let rssEnd = residentKB()
+    let loops = frameCount / loop.camera.count
+    let expected = loops * perLoop + (frameCount % loop.camera.count >= specs[0].frameCount ? 1 : 0)
+    let got = Int(loop.stats.crossings)
+    print("soak: \(ClipCrossing.fixed(hours, 2)) h at 120 fps = \(frameCount) frames through the gate loop in "
+        + "\(ClipCrossing.fixed(Double(now() - wallStart) / 1e9, 1)) s")
+    print("  crossings \(got), expected \(expected) (missed or extra: \(abs(got - expected))); laps \(loop.engine.lapCount)")
+    print("  RSS start \(rssStart) kB, end \(rssEnd) kB")
+    exit(got == expected ? 0 : 1)
 }
 
 func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
