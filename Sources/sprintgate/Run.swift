@@ -92,16 +92,22 @@ struct RunCommand: ParsableCommand {
         }
         var loop = GateLoop(camera: camera, lines: lines, sound: beeper, detector: detector, engine: engine)
         let gateLog = Logger(label: "sprintgate.gate")
+        let latest = LatestResults()
         loop.observer = { event in
             switch event {
             case let .crossing(c):
+                latest.crossing = "\(c.direction) at mono \(c.time.nanoseconds) ns ±\(ClipCrossingFormat.ms(c.uncertainty)) ms"
                 gateLog.info("crossing \(c.direction) at \(c.time) ±\(ClipCrossingFormat.ms(c.uncertainty)) ms height \(c.blobHeight)")
             case let .action(a, _):
                 switch a {
                 case let .started(at, by): gateLog.notice("started at \(at) (\(by.rawValue))")
                 case let .startCorrected(at): gateLog.info("start sound onset refined: \(at)")
-                case let .finished(_, time): gateLog.notice("finished: \(ClipCrossingFormat.seconds(time)) s")
-                case let .lap(n, _, split, lap): gateLog.notice("lap \(n): \(ClipCrossingFormat.seconds(lap)) s, split \(ClipCrossingFormat.seconds(split)) s")
+                case let .finished(_, time):
+                    latest.result = "\(ClipCrossingFormat.seconds(time)) s"
+                    gateLog.notice("finished: \(ClipCrossingFormat.seconds(time)) s")
+                case let .lap(n, _, split, lap):
+                    latest.result = "lap \(n) \(ClipCrossingFormat.seconds(lap)) s, split \(ClipCrossingFormat.seconds(split)) s"
+                    gateLog.notice("lap \(n): \(ClipCrossingFormat.seconds(lap)) s, split \(ClipCrossingFormat.seconds(split)) s")
                 case let .falseStart(reason, _): gateLog.warning("false start: \(reason.rawValue)")
                 default: break
                 }
@@ -126,6 +132,9 @@ struct RunCommand: ParsableCommand {
         var cameraFD = loop.camera.fileDescriptor
         var nextWatchdog = start
         var nextThermal = start
+        var nextStatus = start
+        let statusFile = settings.stateDirectory + "/status.txt"
+
         var thermal = ThermalGovernor(fps: board.camera.fps)
         while true {
             // Why: wake at least every 10 ms so timers (pulses, countdown) fire on time.
@@ -136,6 +145,25 @@ struct RunCommand: ParsableCommand {
             if state != lastState {
                 lastState = state
                 RunState.save(state, path: stateFile, log: log)
+            }
+            if now >= nextStatus {
+                nextStatus = now + .seconds(1)
+                let st = loop.lastStatus
+                let text = """
+                    updated_mono_ns: \(now.nanoseconds)
+                    pid: \(getpid())
+                    phase: \(loop.engine.persistentState)
+                    start_type: \(settings.engine.startType.rawValue)
+                    camera: \(loop.camera.state) \(loop.camera.mode.map { "\($0)" } ?? "")
+                    audio: \(loop.sound.state)\(loop.sound.warning.map { " (\($0))" } ?? "")
+                    ready_led: \(loop.statusLight.rawValue)
+                    gate: armed=\(st.armed) ready=\(st.ready) clear=\(st.clear) too_far=\(st.tooFar) shaking=\(st.shaking) blob_height=\(fixedPoint(st.blobHeight, digits: 2)) motion=\(fixedPoint(st.motion, digits: 3))
+                    frames: \(loop.stats.frames) dropped \(loop.stats.dropped) crossings \(loop.stats.crossings)
+                    last_crossing: \(latest.crossing)
+                    last_result: \(latest.result)
+
+                    """
+                try? text.write(toFile: statusFile, atomically: true, encoding: .utf8)
             }
             if now >= nextWatchdog {
                 notify.send("WATCHDOG=1")
@@ -172,6 +200,8 @@ struct RunCommand: ParsableCommand {
             }
         }
         loop.camera.close()
+        try? "stopped_mono_ns: \(Sys.monotonicNow().nanoseconds)\nphase: \(loop.engine.persistentState)\n"
+            .write(toFile: statusFile, atomically: true, encoding: .utf8)
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
     }
 }
@@ -207,4 +237,10 @@ enum ClipCrossingFormat {
     static func ms(_ s: Span) -> String { fixed(s.milliseconds, 2) }
     static func seconds(_ s: Span) -> String { fixed(s.seconds, 3) }
     static func fixed(_ v: Double, _ d: Int) -> String { fixedPoint(v, digits: d) }
+}
+
+/// The last crossing and result, for the status file (written by the loop's observer).
+final class LatestResults: @unchecked Sendable {
+    var crossing = "none"
+    var result = "none"
 }

@@ -105,10 +105,17 @@ struct CommandRigTests {
     func run() throws {
         let board = try RigBoard()
         var armed = -1
+        var status: (status: Int32, out: String) = (-1, "")
         let r = try sprintgate(["run", "--config", board.settings, "--seconds", "3"]) {
             usleep(2_200_000)
             armed = HardwareRig.value("armed-led")
+            status = (try? sprintgate(["status", "--config", board.settings])) ?? (-1, "")
         }
+        print(status.out)
+        #expect(status.status == 0)
+        #expect(status.out.contains("camera: streaming") && status.out.contains("phase: v1 phase=armed"))
+        let after = try sprintgate(["status", "--config", board.settings])
+        #expect(after.status == 3 && after.out.contains("not running"))
         print(r.out)
         #expect(r.status == 0)
         #expect(r.out.contains("ready: camera 640x480"))

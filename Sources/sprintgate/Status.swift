@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sprintgate status`: what the running gate last reported, from its state directory.
+
+import ArgumentParser
+import Foundation
+import GateConfig
+import GateCore
+import LinuxHardware
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the running gate's state: phase, camera, sound, ready LED, last crossing and result.")
+
+    @Option(help: "Settings file (names the state directory).")
+    var config: String = "/etc/sprintgate/gate.toml"
+
+    func run() throws {
+        let settings: GateSettings
+        do { settings = try GateSettings(contentsOf: config) } catch { fail(error.description) }
+        let path = settings.stateDirectory + "/status.txt"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            print("not running: \(path) does not exist (start it with `systemctl start sprintgate`)")
+            throw ExitCode(3)
+        }
+        if text.hasPrefix("stopped_mono_ns:") {
+            print("not running: the gate stopped cleanly; last state:")
+            print(text, terminator: "")
+            throw ExitCode(3)
+        }
+        var updated: Int64 = 0
+        for line in text.split(separator: "\n") where line.hasPrefix("updated_mono_ns: ") {
+            updated = Int64(line.dropFirst("updated_mono_ns: ".count)) ?? 0
+        }
+        let age = Sys.monotonicNow().nanoseconds - updated
+        print(text, terminator: "")
+        if updated == 0 || age > 5_000_000_000 || age < 0 {
+            print("stale: the gate has not updated this for \(age / 1_000_000_000) s; it is probably not running (`journalctl -u sprintgate`)")
+            throw ExitCode(3)
+        }
+    }
+}
