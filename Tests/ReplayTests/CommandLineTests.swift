@@ -76,3 +76,34 @@ struct CommandLineTests {
         #expect(r.out.split(separator: "\n").count == 2)
     }
 }
+
+@Suite("install script")
+struct InstallScriptTests {
+    @Test("installs binary, boards, sounds, udev rules, unit and a settings file for the board under a root")
+    func installUnderRoot() throws {
+        let dir = ScratchDirectory()
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = [repo.path + "/scripts/install", "--root", dir.path, "--no-build", "--no-systemctl",
+                       "--board", "raspberry-pi-5-usbcam"]
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        let fm = FileManager.default
+        for path in ["/usr/local/bin/sprintgate", "/usr/share/sprintgate/boards/raspberry-pi-5-usbcam.toml",
+                     "/usr/share/sprintgate/boards/chips/pinctrl-rp1.lines", "/etc/udev/rules.d/90-sprintgate.rules",
+                     "/etc/systemd/system/sprintgate.service", "/etc/sprintgate/gate.toml"] {
+            #expect(fm.fileExists(atPath: dir.path + path), "\(path) missing")
+        }
+        let settings = try String(contentsOfFile: dir.path + "/etc/sprintgate/gate.toml", encoding: .utf8)
+        #expect(settings.contains("board = \"/usr/share/sprintgate/boards/raspberry-pi-5-usbcam.toml\""))
+        // With the board path pointed into the install root, the written settings decode.
+        let local = settings.replacingOccurrences(of: "\"/usr/share", with: "\"\(dir.path)/usr/share")
+        try local.write(toFile: dir.file("gate.toml"), atomically: true, encoding: .utf8)
+        let status = try runSprintgate(["status", "--config", dir.file("gate.toml")])
+        #expect(status.status == 3, "\(status.err)")  // decodes; the gate is just not running
+        #expect(status.out.contains("not running"))
+    }
+}
