@@ -150,6 +150,8 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
                 lastPlayed = s
                 lastRefinedOnset = onset
                 engine.step(.soundOnset(s, onset: onset), now: now, into: &actions)
+            case let .speakTime(cs):
+                do { try sound.speak(seconds: Double(cs) / 100, now: now) } catch { note(error) }
             default:
                 break
             }

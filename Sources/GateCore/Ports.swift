@@ -149,6 +149,8 @@ public protocol Beeper: ~Copyable {
     /// sample reaches the converter on CLOCK_MONOTONIC (the race clock's start for a
     /// start sound), estimated from the device's delay and timestamp.
     mutating func play(_ sound: GateSound, now: MonotonicInstant) throws(DeviceError) -> MonotonicInstant
+    /// Speaks a time ("ten point four two") from pre-rendered number words, now.
+    mutating func speak(seconds: Double, now: MonotonicInstant) throws(DeviceError)
     /// Keeps a playing sound fed and refines its onset; called on every loop iteration.
     mutating func service() throws(DeviceError)
     /// The best estimate so far of the last sound's onset on CLOCK_MONOTONIC; it can

@@ -126,6 +126,16 @@ public struct RecordingBeeper: Beeper {
 
     public mutating func service() throws(DeviceError) {}
 
+    /// Times spoken, in seconds.
+    public private(set) var spoken: [Double] = []
+
+    public mutating func speak(seconds: Double, now: MonotonicInstant) throws(DeviceError) {
+        guard state == .streaming else {
+            throw DeviceError(operation: "speak", errno: 19, path: "recording beeper", detail: "no audio device")
+        }
+        spoken.append(seconds)
+    }
+
     /// The onset of the last sound (a recording beeper knows it exactly at once).
     public private(set) var refinedOnset: MonotonicInstant?
 }

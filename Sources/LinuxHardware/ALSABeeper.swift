@@ -120,6 +120,16 @@ public struct ALSABeeper: Beeper, ~Copyable {
         try play(samples: sounds[sound.index].samples, now: now)
     }
 
+    /// Speaks `seconds` ("ten point four two") from the number words of the sound bank.
+    /// Needs the words rendered by `scripts/make-sounds`; without them it throws.
+    public mutating func speak(seconds: Double, now: MonotonicInstant) throws(DeviceError) {
+        guard let speech = bank.speech(forSeconds: seconds) else {
+            throw DeviceError(operation: "speak", errno: 0, path: device,
+                              detail: "no number words in the sound directory; run scripts/make-sounds")
+        }
+        _ = try play(samples: speech.rate == rate ? speech.samples : speech.resampled(to: rate).samples, now: now)
+    }
+
     /// Plays mono samples at the device rate (`SoundBank.rate` unless the device refused
     /// it); see `play(_:now:)`. Interrupts the sound playing.
     public mutating func play(samples: [Int16], now: MonotonicInstant) throws(DeviceError) -> MonotonicInstant {

@@ -94,6 +94,17 @@ struct GateLoopTests {
         #expect(r.stats.deviceErrors == 4)
     }
 
+    @Test("a spoken time reaches the speaker")
+    func spokenTime() throws {
+        let spec = try #require(SceneCatalog.scene("two-runners", fps: 60, variant: 1))
+        var config = EngineConfig()
+        config.spokenTime = true
+        let r = try runScene(spec, config: config) { loop, t in loop.command(.arm, now: t) }
+        let truth = spec.expectedCrossings
+        #expect(r.beeper.spoken.count == 1)
+        if let s = r.beeper.spoken.first { #expect(abs(s - (truth[1].time - truth[0].time)) < 0.011) }
+    }
+
     @Test("the camera lost mid-run leaves the run running and its start intact")
     func cameraLost() throws {
         var spec = try #require(SceneCatalog.scene("two-runners", fps: 60, variant: 1))
