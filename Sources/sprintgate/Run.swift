@@ -7,6 +7,7 @@ import Engine
 import Foundation
 import GateConfig
 import GateCore
+import GateSim
 import LinuxHardware
 import Logging
 
@@ -93,22 +94,34 @@ struct RunCommand: ParsableCommand {
         var loop = GateLoop(camera: camera, lines: lines, sound: beeper, detector: detector, engine: engine)
         let gateLog = Logger(label: "sprintgate.gate")
         let latest = LatestResults()
+        // Results go to the storage thread through a bounded queue: the loop never waits
+        // for the disk; a full queue drops and counts (logged at exit).
+        let results = BoundedQueue<ReplayJournalEvent>(capacity: 1024)
+        let storage = StorageThread(queue: results, path: settings.stateDirectory + "/results.jsonl", log: log)
+        storage.start()
         loop.observer = { event in
             switch event {
             case let .crossing(c):
+                results.push(.crossing(c))
                 latest.crossing = "\(c.direction) at mono \(c.time.nanoseconds) ns ±\(ClipCrossingFormat.ms(c.uncertainty)) ms"
                 gateLog.info("crossing \(c.direction) at \(c.time) ±\(ClipCrossingFormat.ms(c.uncertainty)) ms height \(c.blobHeight)")
             case let .action(a, _):
                 switch a {
-                case let .started(at, by): gateLog.notice("started at \(at) (\(by.rawValue))")
+                case let .started(at, by):
+                    results.push(.started(at: at, by: by.rawValue))
+                    gateLog.notice("started at \(at) (\(by.rawValue))")
                 case let .startCorrected(at): gateLog.info("start sound onset refined: \(at)")
-                case let .finished(_, time):
+                case let .finished(at, time):
+                    results.push(.finished(at: at, time: time))
                     latest.result = "\(ClipCrossingFormat.seconds(time)) s"
                     gateLog.notice("finished: \(ClipCrossingFormat.seconds(time)) s")
-                case let .lap(n, _, split, lap):
+                case let .lap(n, at, split, lap):
+                    results.push(.lap(number: n, at: at, split: split, lap: lap))
                     latest.result = "lap \(n) \(ClipCrossingFormat.seconds(lap)) s, split \(ClipCrossingFormat.seconds(split)) s"
                     gateLog.notice("lap \(n): \(ClipCrossingFormat.seconds(lap)) s, split \(ClipCrossingFormat.seconds(split)) s")
-                case let .falseStart(reason, _): gateLog.warning("false start: \(reason.rawValue)")
+                case let .falseStart(reason, at):
+                    results.push(.falseStart(reason: reason.rawValue, at: at))
+                    gateLog.warning("false start: \(reason.rawValue)")
                 default: break
                 }
             case let .deviceError(e):
@@ -200,6 +213,8 @@ struct RunCommand: ParsableCommand {
             }
         }
         loop.camera.close()
+        storage.stop()
+        if results.dropped > 0 { log.error("\(results.dropped) results were dropped: the storage thread fell behind") }
         try? "stopped_mono_ns: \(Sys.monotonicNow().nanoseconds)\nphase: \(loop.engine.persistentState)\n"
             .write(toFile: statusFile, atomically: true, encoding: .utf8)
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
@@ -243,4 +258,45 @@ enum ClipCrossingFormat {
 final class LatestResults: @unchecked Sendable {
     var crossing = "none"
     var result = "none"
+}
+
+/// Drains the results queue into the results journal on its own thread.
+final class StorageThread: @unchecked Sendable {
+    private let queue: BoundedQueue<ReplayJournalEvent>
+    private let path: String
+    private let log: Logger
+    private let stopping = BoundedQueue<Bool>(capacity: 1)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(queue: BoundedQueue<ReplayJournalEvent>, path: String, log: Logger) {
+        self.queue = queue
+        self.path = path
+        self.log = log
+    }
+
+    func start() {
+        let t = Thread { [self] in
+            var journal: ResultJournal?
+            do { journal = try ResultJournal(path: path) } catch {
+                log.error("\(error): results are only logged (check the state directory's permissions)")
+            }
+            while true {
+                if let e = queue.pop() {
+                    do { try journal?.append(ResultJournal.record(for: e)) } catch { log.error("\(error)") }
+                    continue
+                }
+                if stopping.count > 0 { break }
+                usleep(20_000)
+            }
+            stopped.signal()
+        }
+        t.name = "sprintgate.store"
+        t.start()
+    }
+
+    /// Writes what is queued, then ends the thread.
+    func stop() {
+        stopping.push(true)
+        stopped.wait()
+    }
 }

@@ -39,3 +39,44 @@ struct CoreTests {
         #expect(fixedPoint(.nan, digits: 2) == "nan")
     }
 }
+
+@Suite("Bounded queue")
+struct BoundedQueueTests {
+    @Test("first in, first out; a full queue drops and counts instead of growing")
+    func fifoAndDrops() {
+        let q = BoundedQueue<Int>(capacity: 3)
+        #expect(q.push(1) && q.push(2) && q.push(3))
+        #expect(!q.push(4))
+        #expect(q.dropped == 1 && q.count == 3)
+        #expect(q.pop() == 1)
+        #expect(q.push(5))
+        #expect([q.pop(), q.pop(), q.pop(), q.pop()] == [2, 3, 5, nil])
+        #expect(q.pushed == 4)
+    }
+
+    @Test("a producer thread and a consumer thread lose nothing that was accepted")
+    func concurrent() async {
+        let q = BoundedQueue<Int>(capacity: 64)
+        let done = BoundedQueue<Bool>(capacity: 1)
+        let producer = Task.detached {
+            var accepted: [Int] = []
+            for i in 0..<20_000 where q.push(i) { accepted.append(i) }
+            done.push(true)
+            return accepted
+        }
+        let consumer = Task.detached {
+            var got: [Int] = []
+            var finished = false
+            while true {
+                if let v = q.pop() { got.append(v); continue }
+                if finished { break }
+                finished = done.count > 0  // one more pass after the producer is done
+            }
+            return got
+        }
+        let accepted = await producer.value
+        let got = await consumer.value
+        #expect(got == accepted)
+        #expect(UInt64(accepted.count) + q.dropped == 20_000)
+    }
+}

@@ -121,5 +121,6 @@ struct CommandRigTests {
         #expect(r.out.contains("ready: camera 640x480"))
         #expect(armed == 1)
         #expect(r.out.contains("stopped:"))
+        #expect(FileManager.default.fileExists(atPath: board.dir + "/results.jsonl"), "the storage thread opened no journal")
     }
 }
