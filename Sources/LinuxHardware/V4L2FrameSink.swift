@@ -107,6 +107,16 @@ public struct V4L2FrameSink: ~Copyable {
     /// (rows `bytesPerRow` apart), which is valid only during the call. Waits up to
     /// `timeoutMs` for the device to give a buffer back; false when none came.
     public mutating func write(timeoutMs: Int = 1000, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(DeviceError) -> Bool {
+        try writePayload(timeoutMs: timeoutMs) { dst in
+            fill(dst)
+            return dst.count
+        }
+    }
+
+    /// Queues one compressed frame (MJPEG): `fill` writes it at the start of a driver
+    /// buffer of `frameBytes` bytes and returns how many bytes it wrote, which the driver
+    /// passes on as the frame's `bytesused`, the payload size a UVC camera reports.
+    public mutating func writePayload(timeoutMs: Int = 1000, _ fill: (UnsafeMutableRawBufferPointer) -> Int) throws(DeviceError) -> Bool {
         precondition(fd >= 0, "write after close")
         var slot = queued.firstIndex(of: false)
         let deadline = Sys.monotonicNow() + .milliseconds(Double(timeoutMs))
@@ -125,12 +135,14 @@ public struct V4L2FrameSink: ~Copyable {
             usleep(1000)
         }
         let s = slot!
-        fill(UnsafeMutableRawBufferPointer(start: maps[s], count: min(frameBytes, lengths[s])))
+        let capacity = min(frameBytes, lengths[s])
+        let used = fill(UnsafeMutableRawBufferPointer(start: maps[s], count: capacity))
+        precondition(used >= 0 && used <= capacity, "payload larger than the buffer")
         var b = v4l2_buffer()
         b.type = V4L2.outputType
         b.memory = V4L2.mmapMemory
         b.index = u32(s)
-        b.bytesused = u32(min(frameBytes, lengths[s]))
+        b.bytesused = u32(used)
         b.field = V4L2_FIELD_NONE.rawValue
         try V4L2.call(fd, CV4L2_VIDIOC_QBUF(), &b, "VIDIOC_QBUF", path)
         queued[s] = true

@@ -142,7 +142,9 @@ struct SelfTestCommand: ParsableCommand {
             let onset = try beeper.play(.beep, now: now)
             let lead = onset.since(now).milliseconds
             for _ in 0..<30 { usleep(10_000); try? beeper.service() }
-            guard lead >= -1, lead < 500 else {
+            // Why: the onset comes from the stream trigger and a device whose position moves in
+            // timer ticks (snd-aloop: 4 ms) can place it up to a tick before this call.
+            guard lead >= -5, lead < 500 else {
                 return CheckRow(check: "audio", result: .warn, detail: "beep onset estimate \(String(format: "%.1f", lead)) ms from now: the device's timestamps look wrong")
             }
             return CheckRow(check: "audio", result: .pass, detail: "\(audio.device): beep reaches the speaker \(String(format: "%.1f", lead)) ms after play")
