@@ -115,16 +115,7 @@ public struct ReplayLog: Sendable {
     public var events: [ReplayEvent]
 
     public init(path: String) throws(ClipError) {
-        guard let f = fopen(path, "r") else { throw ClipError("\(path): cannot open (\(String(cString: strerror(errno))))") }
-        defer { fclose(f) }
-        var text: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            text += buf[0..<n]
-        }
-        try self.init(text: String(decoding: text, as: UTF8.self), name: path)
+        try self.init(text: readTextFile(path), name: path)
     }
 
     public init(text: String, name: String) throws(ClipError) {
@@ -149,4 +140,18 @@ public struct ReplayLog: Sendable {
             throw ClipError("\(name): events are not ordered by t_ns (line of event \(i + 1))")
         }
     }
+}
+
+/// The whole file at `path` as UTF-8 text.
+func readTextFile(_ path: String) throws(ClipError) -> String {
+    guard let f = fopen(path, "r") else { throw ClipError("\(path): cannot open (\(String(cString: strerror(errno))))") }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        if n <= 0 { break }
+        bytes += buf[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }

@@ -32,18 +32,10 @@ public final class ResultJournal {
 
     /// The complete records in a journal file; a torn last line (power cut) is left out.
     public static func read(path: String) throws(ClipError) -> [String] {
-        guard let f = fopen(path, "r") else { throw ClipError("\(path): cannot open") }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            bytes += buf[0..<n]
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
+        let text = try readTextFile(path)
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        if !text.hasSuffix("\n") { lines.removeLast() } else { lines.removeLast() }
+        // The last element is a torn line, or empty after a final newline: never a record.
+        lines.removeLast()
         return lines.filter { $0.hasPrefix("{") && $0.hasSuffix("}") }
     }
 
