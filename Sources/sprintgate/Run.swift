@@ -33,8 +33,7 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         guard let level = Logger.Level(rawValue: logLevel) else { fail("--log-level \(logLevel) is not a level") }
-        let settings: GateSettings
-        do { settings = try GateSettings(contentsOf: config) } catch { fail(error.description) }
+        let settings = loadSettings(config)
         let board = settings.board
         var log = Logger(label: "sprintgate.run")
         log.logLevel = level
@@ -55,8 +54,7 @@ struct RunCommand: ParsableCommand {
         let notify = SystemdNotify(environment: ProcessInfo.processInfo.environment)
         var camLog = Logger(label: "sprintgate.camera")
         camLog.logLevel = level
-        var request = CameraRequest(width: board.camera.width, height: board.camera.height, fps: Double(board.camera.fps))
-        request.exposureMicroseconds = board.camera.exposureMicroseconds
+        let request = cameraRequest(board.camera)
         var camera = V4L2FrameSource(path: board.camera.device, request: request, logger: camLog)
         let deadlineEnd = seconds.map { Sys.monotonicNow() + .seconds($0) }
         var epoll: EpollLoop

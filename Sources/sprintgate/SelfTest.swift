@@ -31,8 +31,7 @@ struct SelfTestCommand: ParsableCommand {
     var seconds: Double = 1.5
 
     func run() throws {
-        let settings: GateSettings
-        do { settings = try GateSettings(contentsOf: config) } catch { fail(error.description) }
+        let settings = loadSettings(config)
         var rows: [CheckRow] = []
         rows.append(checkClock())
         rows += checkCamera(settings.board.camera)
@@ -63,8 +62,7 @@ struct SelfTestCommand: ParsableCommand {
     }
 
     func checkCamera(_ cam: CameraConfig) -> [CheckRow] {
-        var request = CameraRequest(width: cam.width, height: cam.height, fps: Double(cam.fps))
-        request.exposureMicroseconds = cam.exposureMicroseconds
+        let request = cameraRequest(cam)
         var source = V4L2FrameSource(path: cam.device, request: request, logger: Logger(label: "sprintgate.camera"))
         do { try source.open() } catch {
             let hint = error.impliedState == .absent
@@ -171,14 +169,12 @@ struct RecordCommand: ParsableCommand {
 
     func run() throws {
         guard seconds > 0, seconds <= 600 else { fail("--seconds \(seconds) is outside 0...600") }
-        let settings: GateSettings
-        do { settings = try GateSettings(contentsOf: config) } catch { fail(error.description) }
+        let settings = loadSettings(config)
         do { try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) } catch {
             fail("\(out): cannot create (\(error.localizedDescription))")
         }
         let cam = settings.board.camera
-        var request = CameraRequest(width: cam.width, height: cam.height, fps: Double(cam.fps))
-        request.exposureMicroseconds = cam.exposureMicroseconds
+        let request = cameraRequest(cam)
         var source = V4L2FrameSource(path: cam.device, request: request, logger: Logger(label: "sprintgate.camera"))
         do { try source.open() } catch { fail("\(error.description): plug the camera in or check \(cam.device)") }
         let header: [(String, String)] = [

@@ -16,8 +16,7 @@ struct StatusCommand: ParsableCommand {
     var config: String = "/etc/sprintgate/gate.toml"
 
     func run() throws {
-        let settings: GateSettings
-        do { settings = try GateSettings(contentsOf: config) } catch { fail(error.description) }
+        let settings = loadSettings(config)
         let path = settings.stateDirectory + "/status.txt"
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             print("not running: \(path) does not exist (start it with `systemctl start sprintgate`)")

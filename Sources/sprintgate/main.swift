@@ -2,6 +2,9 @@
 // The sprintgate command: entry point and subcommands.
 
 import ArgumentParser
+import GateConfig
+import GateCore
+import LinuxHardware
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,3 +24,15 @@ func fail(_ message: String) -> Never {
 }
 
 SprintGate.main()
+
+/// The settings file at `path`, or a one-line error naming file and key and exit 2.
+func loadSettings(_ path: String) -> GateSettings {
+    do { return try GateSettings(contentsOf: path) } catch { fail(error.description) }
+}
+
+/// The camera request a board's `[camera]` table describes.
+func cameraRequest(_ cam: CameraConfig) -> CameraRequest {
+    var request = CameraRequest(width: cam.width, height: cam.height, fps: Double(cam.fps))
+    request.exposureMicroseconds = cam.exposureMicroseconds
+    return request
+}
