@@ -146,7 +146,9 @@ public struct ReplayCase: Sendable {
     }
 
     /// Rounds to 10 µs so results do not depend on the last bits of floating point.
-    static func ns(_ t: MonotonicInstant) -> Int64 { (t.nanoseconds + 5_000) / 10_000 * 10_000 }
+    static func ns(_ t: MonotonicInstant) -> Int64 { round10us(t.nanoseconds) }
+    static func ns(_ s: Span) -> Int64 { round10us(s.nanoseconds) }
+    static func round10us(_ n: Int64) -> Int64 { (n + 5_000) / 10_000 * 10_000 }
 
     static func render(_ e: LoopEvent, now: MonotonicInstant) -> [String] {
         let at = "{\"t_ns\":\(now.nanoseconds),"
@@ -170,9 +172,9 @@ public struct ReplayCase: Sendable {
             case let .startCorrected(t): return [at + "\"event\":\"start_corrected\",\"at_ns\":\(ns(t))}"]
             case let .falseStart(r, t): return [at + "\"event\":\"false_start\",\"at_ns\":\(ns(t)),\"reason\":\"\(r.rawValue)\"}"]
             case let .lap(n, t, split, lap):
-                return [at + "\"event\":\"lap\",\"number\":\(n),\"at_ns\":\(ns(t)),\"split_ns\":\((split.nanoseconds + 5_000) / 10_000 * 10_000),\"lap_ns\":\((lap.nanoseconds + 5_000) / 10_000 * 10_000)}"]
+                return [at + "\"event\":\"lap\",\"number\":\(n),\"at_ns\":\(ns(t)),\"split_ns\":\(ns(split)),\"lap_ns\":\(ns(lap))}"]
             case let .finished(t, time):
-                return [at + "\"event\":\"finished\",\"at_ns\":\(ns(t)),\"time_ns\":\((time.nanoseconds + 5_000) / 10_000 * 10_000)}"]
+                return [at + "\"event\":\"finished\",\"at_ns\":\(ns(t)),\"time_ns\":\(ns(time))}"]
             case .phase:
                 return []
             }

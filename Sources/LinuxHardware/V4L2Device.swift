@@ -16,6 +16,15 @@ enum V4L2 {
     static let outputType = V4L2_BUF_TYPE_VIDEO_OUTPUT.rawValue
     static let mmapMemory = V4L2_MEMORY_MMAP.rawValue
 
+    /// A buffer descriptor for mmap streaming of `type`, for slot `index`.
+    static func mmapBuffer(_ type: UInt32, index: Int = 0) -> v4l2_buffer {
+        var b = v4l2_buffer()
+        b.type = type
+        b.memory = mmapMemory
+        b.index = u32(index)
+        return b
+    }
+
     /// Opens a video node non-blocking and close-on-exec (see `Sys.openVideo`: not
     /// registered with libv4l2, so `v4l2_ioctl`, `v4l2_mmap` and `v4l2_close` go straight
     /// to the system calls).

@@ -66,10 +66,7 @@ public struct V4L2FrameSink: ~Copyable {
             rb.memory = V4L2.mmapMemory
             try V4L2.call(fd, CV4L2_VIDIOC_REQBUFS(), &rb, "VIDIOC_REQBUFS", path)
             for i in 0..<Int(rb.count) {
-                var b = v4l2_buffer()
-                b.type = V4L2.outputType
-                b.memory = V4L2.mmapMemory
-                b.index = u32(i)
+                var b = V4L2.mmapBuffer(V4L2.outputType, index: i)
                 try V4L2.call(fd, CV4L2_VIDIOC_QUERYBUF(), &b, "VIDIOC_QUERYBUF", path)
                 maps.append(try V4L2.mapWritable(fd, length: Int(b.length), offset: Int(b.m.offset), path: path))
                 lengths.append(Int(b.length))
@@ -121,9 +118,7 @@ public struct V4L2FrameSink: ~Copyable {
         var slot = queued.firstIndex(of: false)
         let deadline = Sys.monotonicNow() + .milliseconds(Double(timeoutMs))
         while slot == nil {
-            var b = v4l2_buffer()
-            b.type = V4L2.outputType
-            b.memory = V4L2.mmapMemory
+            var b = V4L2.mmapBuffer(V4L2.outputType)
             if case .processed = try Sys.ioctl(fd, CV4L2_VIDIOC_DQBUF(), &b, op: "VIDIOC_DQBUF", path: path) {
                 queued[Int(b.index)] = false
                 slot = Int(b.index)
@@ -138,10 +133,7 @@ public struct V4L2FrameSink: ~Copyable {
         let capacity = min(frameBytes, lengths[s])
         let used = fill(UnsafeMutableRawBufferPointer(start: maps[s], count: capacity))
         precondition(used >= 0 && used <= capacity, "payload larger than the buffer")
-        var b = v4l2_buffer()
-        b.type = V4L2.outputType
-        b.memory = V4L2.mmapMemory
-        b.index = u32(s)
+        var b = V4L2.mmapBuffer(V4L2.outputType, index: s)
         b.bytesused = u32(used)
         b.field = V4L2_FIELD_NONE.rawValue
         try V4L2.call(fd, CV4L2_VIDIOC_QBUF(), &b, "VIDIOC_QBUF", path)

@@ -152,9 +152,7 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
     public mutating func nextFrame() -> FrameLease? {
         guard streaming else { return nil }
         while true {
-            var buf = v4l2_buffer()
-            buf.type = V4L2.captureType
-            buf.memory = V4L2.mmapMemory
+            var buf = V4L2.mmapBuffer(V4L2.captureType)
             do {
                 guard case .processed = try Sys.ioctl(fileDescriptor, CV4L2_VIDIOC_DQBUF(), &buf,
                                                       op: "VIDIOC_DQBUF", path: path) else { return nil }
@@ -334,10 +332,7 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
         lengths = Array(repeating: 0, count: count)
         held = Array(repeating: false, count: count)
         for i in 0..<count {
-            var b = v4l2_buffer()
-            b.type = V4L2.captureType
-            b.memory = V4L2.mmapMemory
-            b.index = u32(i)
+            var b = V4L2.mmapBuffer(V4L2.captureType, index: i)
             try V4L2.call(fd, CV4L2_VIDIOC_QUERYBUF(), &b, "VIDIOC_QUERYBUF", path)
             maps[i] = try Sys.mmap(fd, length: Int(b.length), offset: Int(b.m.offset), path: path)
             lengths[i] = Int(b.length)
@@ -357,10 +352,7 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
             }
         }
         for i in 0..<count {
-            var b = v4l2_buffer()
-            b.type = V4L2.captureType
-            b.memory = V4L2.mmapMemory
-            b.index = u32(i)
+            var b = V4L2.mmapBuffer(V4L2.captureType, index: i)
             try V4L2.call(fd, CV4L2_VIDIOC_QBUF(), &b, "VIDIOC_QBUF", path)
         }
         var type = Int32(bitPattern: V4L2.captureType)
@@ -425,10 +417,7 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
 
     /// Gives a buffer back to the driver; false (and the state updated) when it failed.
     private mutating func requeue(_ slot: Int) -> Bool {
-        var b = v4l2_buffer()
-        b.type = V4L2.captureType
-        b.memory = V4L2.mmapMemory
-        b.index = u32(slot)
+        var b = V4L2.mmapBuffer(V4L2.captureType, index: slot)
         do {
             try V4L2.call(fileDescriptor, CV4L2_VIDIOC_QBUF(), &b, "VIDIOC_QBUF", path)
             return true
