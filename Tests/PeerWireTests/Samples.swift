@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sample messages of every type, a seeded random source and helpers shared by the tests.
+
+import GateCore
+import PeerWire
+
+/// One or more messages of every type, with optional fields both present and absent and
+/// extreme values, so round trips cover every branch of the codec.
+let sampleMessages: [Message] = [
+    .sessionConfig(SessionConfig(startType: .countdown, runID: 1, gateCount: 3, name: "Tuesday 60 m")),
+    .sessionConfig(SessionConfig(startType: .inFrame, runID: .max, gateCount: 16, name: "")),
+    .sessionConfigAck(SessionConfigAck(accepted: true)),
+    .sessionConfigAck(SessionConfigAck(accepted: false)),
+    .roleRequest(RoleRequest(role: .finish, distanceFromStartMetres: 60)),
+    .roleRequest(RoleRequest(role: .lap, distanceFromStartMetres: nil)),
+    .roleAssignment(RoleAssignment(gate: GateID(0xDEAD_BEEF), role: .lap, gateIndex: 2, distanceFromStartMetres: 30.5)),
+    .startTiming(StartTiming(runID: 7, startType: .voice)),
+    .ping(Ping(t1: MonotonicInstant(nanoseconds: 1_234_567_890_123))),
+    .ping(Ping(t1: MonotonicInstant(nanoseconds: .min))),
+    .pong(Pong(t1: MonotonicInstant(nanoseconds: 1), t2: MonotonicInstant(nanoseconds: .max),
+               t3: MonotonicInstant(nanoseconds: -5))),
+    .syncResult(SyncResult(gate: GateID(2), offset: Span(nanoseconds: -4_200_000), uncertainty: Span(nanoseconds: 350_000),
+                           samples: 12)),
+    .crossingEvent(CrossingEvent(gate: GateID(3), crossingID: 41, runID: 7, timeMono: MonotonicInstant(nanoseconds: 98_765_432_100),
+                                 uncertainty: Span(nanoseconds: 2_000_000), direction: .rightToLeft)),
+    .crossingAck(CrossingAck(gate: GateID(3), crossingID: 41)),
+    .startEvent(StartEvent(runID: 7, startMono: MonotonicInstant(nanoseconds: 55_000_000_000), uncertainty: .zero,
+                           startType: .buttonRelease)),
+    .gateStatus(GateStatusReport(readiness: [.armed, .clear], camera: .streaming, framesPerSecond: 119.88)),
+    .gateStatus(GateStatusReport(readiness: .all, camera: .absent, framesPerSecond: 0)),
+    .pauseDetection,
+    .resumeDetection,
+    .resetForNextRun(ResetForNextRun(nextRunID: 8)),
+    .endSession,
+    .thumbnailChunk(ThumbnailChunk(imageID: 41, chunkIndex: 0, chunkCount: 3, bytes: [0xFF, 0xD8, 0xFF, 0xE0])),
+    .thumbnailChunk(ThumbnailChunk(imageID: 42, chunkIndex: 63, chunkCount: 64,
+                                   bytes: [UInt8](repeating: 0xA5, count: ThumbnailChunk.maxBytes))),
+    .startTypeChange(StartTypeChange(startType: .flying)),
+    .distanceChange(DistanceChange(gate: GateID(4), distanceFromStartMetres: 100_000)),
+    .announce(Announce(gateName: "Zielkamera Süd", roleWish: .start, listeningPort: 47_800)),
+    .announce(Announce(gateName: String(repeating: "x", count: Wire.maxNameBytes), roleWish: nil, listeningPort: 1)),
+]
+
+/// Every sample wrapped in a header, with varied header fields.
+let sampleEnvelopes: [Envelope] = sampleMessages.enumerated().map { i, message in
+    Envelope(session: SessionID(UInt32(0x5000 + i)), sender: GateID(UInt32(i * 7919 + 1)), bootEpoch: UInt32(i),
+             sequence: UInt32(i + 1), message: message)
+}
+
+/// SplitMix64: small, seedable, the same sequence everywhere. The seed comes from
+/// `SPRINTGATE_TEST_SEED` when set, so a failing run can be reproduced.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    let seed: UInt64
+
+    init(defaultSeed: UInt64) {
+        let env = getenvString("SPRINTGATE_TEST_SEED").flatMap { UInt64($0) }
+        seed = env ?? defaultSeed
+        state = seed
+        print("random seed \(seed) (set SPRINTGATE_TEST_SEED to reproduce)")
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+func getenvString(_ name: String) -> String? {
+    guard let value = getenv(name) else { return nil }
+    return String(cString: value)
+}
+
+/// Decodes without throwing, for `#expect` on the error.
+func decodeResult(_ bytes: [UInt8]) -> Result<Envelope, WireError> {
+    Result { () throws(WireError) -> Envelope in try Envelope.decode(bytes) }
+}
