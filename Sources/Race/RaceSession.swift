@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: Apache-2.0
+// The race session: a value-type state machine for the host and for its gates.
+
+import ClockSync
+public import GateCore
+public import PeerWire
+
+/// One gate's part in a multi-gate race, as a synchronous state machine: feed it decoded
+/// datagrams (`receive`), local crossings (`localCrossing`) and the loop's timestamp
+/// (`tick`), and perform the `RaceAction`s it appends. It reads no clock and does no I/O,
+/// so the daemon's epoll loop and the virtual-time simulation drive the same code.
+///
+/// The host's CLOCK_MONOTONIC is the race's network timeline. The host pings every gate
+/// on the `PeerClock` schedule, keeps one `PeerClock` per gate (offset = gate − host) and
+/// maps each reported crossing onto its own timeline with that gate's uncertainty. A gate
+/// retransmits each crossing with doubling back-off until the host acknowledges it; the
+/// host keeps the key (gate, boot epoch, crossing id) of everything it took in, so a
+/// repeat is acknowledged again but never counted twice. A gate that restarts comes back
+/// with a larger boot epoch: the host forgets its clock history and takes it in again,
+/// with the same place on the course.
+public struct RaceSession: Sendable {
+    public enum Kind: Sendable, Hashable { case host, gate }
+
+    public let kind: Kind
+    public let me: GateID
+    public let bootEpoch: UInt32
+    public private(set) var configuration: RaceConfiguration
+    public private(set) var phase: RacePhase = .idle
+    public private(set) var session: SessionID = .none
+    public private(set) var runID: UInt32 = 1
+
+    // Host state.
+    /// Gates of the session in course order (index 0: start); the host is one of them.
+    public private(set) var gates: [RaceGate] = []
+    /// Every crossing taken in, in arrival order.
+    public private(set) var crossings: [RaceCrossing] = []
+    /// Crossings received before their gate's clock was usable, mapped when it is.
+    private var unmapped: [(event: CrossingEvent, bootEpoch: UInt32)] = []
+    private var seen: Set<CrossingKey> = []
+    /// The start crossing of the current run on the network timeline.
+    public private(set) var runStart: RaceCrossing?
+
+    // Gate state.
+    public private(set) var host: GateID?
+    public private(set) var assignment: RoleAssignment?
+    /// The last sync report from the host (gate only): this gate's offset and uncertainty.
+    public private(set) var syncReport: SyncResult?
+    private var nextCrossingID: UInt32 = 1
+    private var outbox: [Pending] = []
+    private var nextAnnounce = MonotonicInstant(nanoseconds: .min)
+
+    // Both.
+    private var sequence: UInt32 = 0
+    private var nextPing: [GateID: MonotonicInstant] = [:]
+
+    private struct CrossingKey: Hashable, Sendable {
+        var gate: GateID
+        var bootEpoch: UInt32
+        var crossingID: UInt32
+    }
+
+    /// A message waiting for an acknowledgement.
+    private struct Pending: Sendable {
+        var message: Message
+        var to: GateID
+        var due: MonotonicInstant
+        var backoff: Span
+        var crossingID: UInt32
+    }
+
+    /// A session for gate `me` in its life `bootEpoch` (increase it at every start, e.g.
+    /// from a counter in the state directory). `session` is the host's session id.
+    public init(kind: Kind, me: GateID, bootEpoch: UInt32, session: SessionID = SessionID(1),
+                configuration: RaceConfiguration = RaceConfiguration()) {
+        precondition(me.rawValue != 0, "gate id 0 is reserved")
+        self.kind = kind
+        self.me = me
+        self.bootEpoch = bootEpoch
+        self.configuration = configuration
+        if kind == .host { self.session = session }
+    }
+
+    // MARK: - Commands
+
+    /// Opens the session (host) or starts looking for one (gate).
+    public mutating func start(now: MonotonicInstant, into actions: inout [RaceAction]) {
+        guard phase == .idle else { return }
+        switch kind {
+        case .host:
+            gates = [RaceGate(id: me, bootEpoch: bootEpoch, role: .start, index: 0, distanceMetres: 0, joined: true,
+                              clock: PeerClock(configuration: configuration.clock), lastHeard: now, rejoins: 0)]
+            setPhase(.connecting, &actions)
+        case .gate:
+            nextAnnounce = now
+            setPhase(.connecting, &actions)
+            tick(now: now, into: &actions)
+        }
+    }
+
+    /// Host: moves `gate` to `role` at `distanceMetres` from the start and renumbers the
+    /// course by distance. Throws when the gate is unknown or the distance is not in
+    /// 0…100 000 m.
+    public mutating func assign(_ gate: GateID, role: GateRole, distanceMetres: Double,
+                                into actions: inout [RaceAction]) throws(RaceError) {
+        guard kind == .host else { throw .notHost }
+        guard distanceMetres.isFinite, (0...100_000).contains(distanceMetres) else { throw .badDistance(distanceMetres) }
+        guard let i = gates.firstIndex(where: { $0.id == gate }) else { throw .unknownGate(gate) }
+        gates[i].role = role
+        gates[i].distanceMetres = distanceMetres
+        renumber(&actions)
+    }
+
+    /// Host: arms a run (the next one after a finished run).
+    public mutating func armRun(now: MonotonicInstant, into actions: inout [RaceAction]) throws(RaceError) {
+        guard kind == .host else { throw .notHost }
+        switch phase {
+        case .ready: break
+        case .finished, .waitingForCrossing, .running: runID &+= 1
+        default: throw .notReady(phase)
+        }
+        runStart = nil
+        for g in gates where g.id != me {
+            sendReliably(.startTiming(StartTiming(runID: runID, startType: configuration.startType)), to: g.id, now: now, &actions)
+        }
+        setPhase(.waitingForCrossing, &actions)
+    }
+
+    /// A crossing seen by this gate's detector at local instant `timeMono` with one sigma
+    /// `uncertainty`. On the host it goes straight into the results; on a gate it is sent
+    /// to the host and retransmitted until acknowledged.
+    public mutating func localCrossing(timeMono: MonotonicInstant, uncertainty: Span, direction: CrossingDirection,
+                                       now: MonotonicInstant, into actions: inout [RaceAction]) {
+        let id = nextCrossingID
+        nextCrossingID &+= 1
+        let event = CrossingEvent(gate: me, crossingID: id, runID: runID, timeMono: timeMono, uncertainty: uncertainty,
+                                  direction: direction)
+        switch kind {
+        case .host:
+            take(event, bootEpoch: bootEpoch, now: now, &actions)
+        case .gate:
+            guard let host else { return }  // Not in a session: nothing to time against.
+            sendReliably(.crossingEvent(event), to: host, now: now, &actions, crossingID: id)
+        }
+    }
+
+    // MARK: - Input
+
+    /// A datagram from `envelope.sender`, decoded, received at the loop's `now`.
+    public mutating func receive(_ envelope: Envelope, now: MonotonicInstant, into actions: inout [RaceAction]) {
+        guard envelope.sender != me else { return }  // Our own broadcast coming back.
+        switch kind {
+        case .host: hostReceive(envelope, now: now, &actions)
+        case .gate: gateReceive(envelope, now: now, &actions)
+        }
+    }
+
+    /// Timers: announces, pings, retransmissions, phase checks. Call every iteration.
+    public mutating func tick(now: MonotonicInstant, into actions: inout [RaceAction]) {
+        if kind == .gate, phase == .connecting, host == nil, now >= nextAnnounce {
+            nextAnnounce = now + configuration.announceInterval
+            actions.append(.broadcast(envelope(.announce(Announce(gateName: "gate \(me.rawValue)", roleWish: nil,
+                                                                  listeningPort: configuration.peerPort)))))
+        }
+        if kind == .host {
+            for i in gates.indices where gates[i].id != me && gates[i].joined {
+                let next = gates[i].clock.nextPoll(now: now)
+                if now >= next {
+                    gates[i].clock.pollSent(at: now)
+                    actions.append(.send(envelope(.ping(Ping(t1: now))), to: gates[i].id))
+                }
+            }
+            mapPending(now: now, &actions)
+            updateHostPhase(now: now, &actions)
+        }
+        var i = 0
+        while i < outbox.count {
+            if now >= outbox[i].due {
+                actions.append(.send(envelope(outbox[i].message), to: outbox[i].to))
+                outbox[i].backoff = min(configuration.retransmitMax, Span(nanoseconds: outbox[i].backoff.nanoseconds * 2))
+                outbox[i].due = now + outbox[i].backoff
+            }
+            i += 1
+        }
+    }
+
+    /// Messages still waiting for an acknowledgement (crossings and handshakes).
+    public var unacknowledged: Int { outbox.count }
+
+    /// Host: the splits of the current run so far, in course order.
+    public func splits() -> [RaceSplit] {
+        guard let start = runStart else { return [] }
+        var byIndex: [Int: RaceCrossing] = [:]
+        for c in crossings where c.runID == runStart?.runID && c.gateIndex > 0 && c.timeNet > start.timeNet {
+            if let old = byIndex[c.gateIndex], old.timeNet <= c.timeNet { continue }  // First crossing counts.
+            byIndex[c.gateIndex] = c
+        }
+        var out: [RaceSplit] = []
+        var previous = start
+        for index in byIndex.keys.sorted() {
+            let c = byIndex[index]!
+            let time = c.timeNet.since(start.timeNet)
+            let a = Double(c.uncertainty.nanoseconds), b = Double(start.uncertainty.nanoseconds)
+            let segment = c.timeNet.since(previous.timeNet)
+            let length = c.distanceMetres - previous.distanceMetres
+            out.append(RaceSplit(gateIndex: index, gate: c.gate, distanceMetres: c.distanceMetres, time: time,
+                                 uncertainty: Span(nanoseconds: Int64((a * a + b * b).squareRoot().rounded(.up))),
+                                 segment: segment,
+                                 segmentSpeed: length > 0 && segment.nanoseconds > 0 ? length / segment.seconds : nil))
+            previous = c
+        }
+        return out
+    }
+
+    // MARK: - Host
+
+    private mutating func hostReceive(_ e: Envelope, now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        if case .announce = e.message {
+            admit(e, now: now, &actions)
+            return
+        }
+        guard e.session == session, let i = gates.firstIndex(where: { $0.id == e.sender }) else {
+            // A gate we do not know talks about our session (we restarted): take it in again.
+            if e.session == session || e.session == .none { admit(e, now: now, &actions) }
+            return
+        }
+        if e.bootEpoch > gates[i].bootEpoch {
+            admit(e, now: now, &actions)
+            return
+        }
+        guard e.bootEpoch == gates[i].bootEpoch else { return }  // A datagram from an earlier life.
+        gates[i].lastHeard = now
+        switch e.message {
+        case let .sessionConfigAck(ack):
+            acknowledge(from: e.sender) { if case .sessionConfig = $0.message { return true } else { return false } }
+            if ack.accepted, !gates[i].joined {
+                gates[i].joined = true
+                sendAssignments(now: now, &actions)
+            }
+        case let .pong(p):
+            do {
+                try gates[i].clock.add(t1: p.t1, t2: PeerInstant(nanoseconds: p.t2.nanoseconds),
+                                       t3: PeerInstant(nanoseconds: p.t3.nanoseconds), t4: now)
+            } catch {
+                return  // Counted by the clock; impossible timestamps change nothing.
+            }
+            if let o = gates[i].clock.offset(at: now) {
+                let stats = gates[i].clock.stats(at: now)
+                actions.append(.send(envelope(.syncResult(SyncResult(gate: e.sender, offset: o.value, uncertainty: o.uncertainty,
+                                                                     samples: UInt16(clamping: stats.samplesInFit)))),
+                                     to: e.sender))
+            }
+        case let .crossingEvent(c):
+            guard c.gate == e.sender else { return }  // Relaying for another gate is not supported.
+            actions.append(.send(envelope(.crossingAck(CrossingAck(gate: c.gate, crossingID: c.crossingID))), to: e.sender))
+            let key = CrossingKey(gate: c.gate, bootEpoch: e.bootEpoch, crossingID: c.crossingID)
+            guard !seen.contains(key) else { return }
+            seen.insert(key)
+            take(c, bootEpoch: e.bootEpoch, now: now, &actions)
+        case let .crossingAck(a):
+            acknowledge(from: e.sender) {
+                if case .startTiming = $0.message, a.crossingID == 0 { return true }
+                return false
+            }
+        default:
+            break
+        }
+    }
+
+    /// Takes a gate into the session (new, or back with a new boot epoch).
+    private mutating func admit(_ e: Envelope, now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        guard phase != .idle else { return }
+        if let i = gates.firstIndex(where: { $0.id == e.sender }) {
+            guard e.bootEpoch > gates[i].bootEpoch || !gates[i].joined else {
+                if gates[i].joined, case .announce = e.message {
+                    // It lost the session (our reply went missing): offer it again.
+                    sendReliably(.sessionConfig(sessionConfig), to: e.sender, now: now, &actions)
+                }
+                return
+            }
+            let rejoin = gates[i].bootEpoch != e.bootEpoch
+            if rejoin {
+                gates[i].bootEpoch = e.bootEpoch
+                gates[i].clock.reset()
+                gates[i].rejoins += 1
+                gates[i].joined = false
+                outbox.removeAll { $0.to == e.sender }
+                actions.append(.gateJoined(e.sender, rejoin: true))
+            }
+            gates[i].lastHeard = now
+        } else {
+            guard gates.count < 16 else { return }  // The protocol's largest session.
+            let last = gates.map(\.distanceMetres).max() ?? 0
+            gates.append(RaceGate(id: e.sender, bootEpoch: e.bootEpoch, role: .finish, index: gates.count,
+                                  distanceMetres: last + configuration.defaultSpacingMetres, joined: false,
+                                  clock: PeerClock(configuration: configuration.clock), lastHeard: now, rejoins: 0))
+            renumber(&actions, send: false)
+            actions.append(.gateJoined(e.sender, rejoin: false))
+        }
+        sendReliably(.sessionConfig(sessionConfig), to: e.sender, now: now, &actions)
+        updateHostPhase(now: now, &actions)
+    }
+
+    private var sessionConfig: SessionConfig {
+        SessionConfig(startType: configuration.startType, runID: runID, gateCount: UInt8(gates.count), name: configuration.name)
+    }
+
+    /// Orders gates by distance (ties by id), gives index 0 the start role and the last
+    /// gate the finish role when their roles were automatic, and tells every gate.
+    private mutating func renumber(_ actions: inout [RaceAction], send: Bool = true) {
+        gates.sort { ($0.distanceMetres, $0.id.rawValue) < ($1.distanceMetres, $1.id.rawValue) }
+        for i in gates.indices {
+            gates[i].index = i
+            if gates[i].role != .control {
+                gates[i].role = i == 0 ? .start : (i == gates.count - 1 ? .finish : .lap)
+            }
+        }
+        if send { sendAssignments(now: nil, &actions) }
+    }
+
+    private mutating func sendAssignments(now: MonotonicInstant?, _ actions: inout [RaceAction]) {
+        for g in gates where g.id != me && g.joined {
+            let a = RoleAssignment(gate: g.id, role: g.role, gateIndex: UInt8(clamping: g.index), distanceFromStartMetres: g.distanceMetres)
+            actions.append(.send(envelope(.roleAssignment(a)), to: g.id))
+        }
+    }
+
+    private mutating func take(_ c: CrossingEvent, bootEpoch: UInt32, now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        guard let g = gates.first(where: { $0.id == c.gate }) else { return }
+        let mapped: (NetworkInstant, Span, Span)
+        if c.gate == me {
+            mapped = (NetworkInstant(nanoseconds: c.timeMono.nanoseconds), .zero, .zero)
+        } else {
+            guard let l = ClockModel.local(fromPeer: PeerInstant(nanoseconds: c.timeMono.nanoseconds), clock: g.clock),
+                  g.clock.state(at: now) == .synced || g.clock.state(at: now) == .stale else {
+                unmapped.append((c, bootEpoch))
+                return
+            }
+            mapped = (NetworkInstant(nanoseconds: l.value.nanoseconds), l.uncertainty, l.maxError)
+        }
+        let crossing = RaceCrossing(gate: c.gate, bootEpoch: bootEpoch, crossingID: c.crossingID, runID: c.runID,
+                                    gateIndex: g.index, distanceMetres: g.distanceMetres, timeNet: mapped.0,
+                                    detectorUncertainty: c.uncertainty, syncUncertainty: mapped.1, syncMaxError: mapped.2,
+                                    direction: c.direction)
+        crossings.append(crossing)
+        actions.append(.crossing(crossing))
+        guard crossing.runID == runID else { return }
+        if phase == .waitingForCrossing, g.index == 0 {
+            runStart = crossing
+            setPhase(.running, &actions)
+        } else if phase == .running, let start = runStart, crossing.timeNet > start.timeNet,
+                  g.index == gates.count - 1 {
+            setPhase(.finished, &actions)
+        }
+    }
+
+    private mutating func mapPending(now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        guard !unmapped.isEmpty else { return }
+        let waiting = unmapped
+        unmapped.removeAll()
+        for w in waiting {
+            if let g = gates.first(where: { $0.id == w.event.gate }), g.bootEpoch != w.bootEpoch {
+                // Its gate restarted: the old clock mapping is gone; keep it unmapped no longer.
+                continue
+            }
+            take(w.event, bootEpoch: w.bootEpoch, now: now, &actions)
+        }
+    }
+
+    private mutating func updateHostPhase(now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        switch phase {
+        case .connecting, .syncing, .ready:
+            let others = gates.filter { $0.id != me }
+            if others.isEmpty || others.contains(where: { !$0.joined }) {
+                setPhase(others.isEmpty ? .connecting : .syncing, &actions)
+            } else if others.allSatisfy({ $0.clock.state(at: now) == .synced }) {
+                setPhase(.ready, &actions)
+            } else {
+                setPhase(.syncing, &actions)
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: - Gate
+
+    private mutating func gateReceive(_ e: Envelope, now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        switch e.message {
+        case .sessionConfig:
+            if host != e.sender || session != e.session {
+                host = e.sender
+                session = e.session
+            }
+            if case let .sessionConfig(c) = e.message { runID = max(runID, c.runID) }
+            actions.append(.send(envelope(.sessionConfigAck(SessionConfigAck(accepted: true))), to: e.sender))
+            if phase == .connecting { setPhase(.syncing, &actions) }
+            return
+        case .announce:
+            return
+        default:
+            break
+        }
+        guard e.sender == host, e.session == session else { return }
+        switch e.message {
+        case let .roleAssignment(a) where a.gate == me:
+            if assignment != a {
+                assignment = a
+                actions.append(.assigned(a))
+            }
+        case let .ping(p):
+            // t2 and t3 are both this iteration's timestamp: the loop reads the clock once.
+            actions.append(.send(envelope(.pong(Pong(t1: p.t1, t2: now, t3: now))), to: e.sender))
+        case let .syncResult(s) where s.gate == me:
+            syncReport = s
+            if phase == .syncing, s.uncertainty <= configuration.clock.usableUncertainty, s.samples >= UInt16(configuration.clock.minimumSamplesForSync) {
+                setPhase(.ready, &actions)
+            }
+        case let .crossingAck(a) where a.gate == me:
+            acknowledge(from: e.sender) { $0.crossingID == a.crossingID }
+        case let .startTiming(s):
+            actions.append(.send(envelope(.crossingAck(CrossingAck(gate: me, crossingID: 0))), to: e.sender))
+            if s.runID >= runID {
+                runID = s.runID
+                setPhase(.waitingForCrossing, &actions)
+            }
+        case .endSession:
+            host = nil
+            session = .none
+            assignment = nil
+            outbox.removeAll()
+            setPhase(.connecting, &actions)
+        default:
+            break
+        }
+    }
+
+    // MARK: - Plumbing
+
+    private mutating func envelope(_ m: Message) -> Envelope {
+        sequence &+= 1
+        return Envelope(session: session, sender: me, bootEpoch: bootEpoch, sequence: sequence, message: m)
+    }
+
+    private mutating func sendReliably(_ m: Message, to gate: GateID, now: MonotonicInstant, _ actions: inout [RaceAction],
+                                       crossingID: UInt32 = 0) {
+        // A newer handshake of the same type replaces one still pending.
+        if crossingID == 0 { outbox.removeAll { $0.to == gate && $0.message.type == m.type } }
+        actions.append(.send(envelope(m), to: gate))
+        outbox.append(Pending(message: m, to: gate, due: now + configuration.retransmitInitial,
+                              backoff: configuration.retransmitInitial, crossingID: crossingID))
+    }
+
+    private mutating func acknowledge(from gate: GateID, _ matches: (Pending) -> Bool) {
+        outbox.removeAll { $0.to == gate && matches($0) }
+    }
+
+    private mutating func setPhase(_ p: RacePhase, _ actions: inout [RaceAction]) {
+        guard p != phase else { return }
+        phase = p
+        actions.append(.phase(p))
+    }
+}
+
+/// Why a session command was refused.
+public enum RaceError: Error, Sendable, Hashable, CustomStringConvertible {
+    case notHost
+    case unknownGate(GateID)
+    case badDistance(Double)
+    case notReady(RacePhase)
+
+    public var description: String {
+        switch self {
+        case .notHost: return "only the host gate can do that"
+        case let .unknownGate(g): return "\(g) is not in the session"
+        case let .badDistance(d): return "distance \(d) m is outside 0...100000 m"
+        case let .notReady(p): return "cannot arm a run while \(p) (every gate must be synced)"
+        }
+    }
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+// Several race sessions on an in-memory network in virtual time, with per-gate clock errors.
+
+import ClockSync
+public import GateCore
+public import PeerWire
+
+/// Impairment of the simulated Wi-Fi, the same in both directions.
+public struct SimulatedLink: Sendable, Hashable {
+    /// One-way delay and its uniform jitter (± jitter).
+    public var delay: Span
+    public var jitter: Span
+    /// Probabilities per datagram, 0…1.
+    public var loss: Double
+    public var duplicate: Double
+    /// Held back by an extra `delay + 2 × jitter` so later datagrams overtake it.
+    public var reorder: Double
+
+    public init(delay: Span = .milliseconds(2), jitter: Span = .microseconds(500), loss: Double = 0, duplicate: Double = 0,
+                reorder: Double = 0) {
+        self.delay = delay
+        self.jitter = jitter
+        self.loss = loss
+        self.duplicate = duplicate
+        self.reorder = reorder
+    }
+}
+
+/// A host and its gates exchanging encoded datagrams through an impaired in-memory
+/// network, in virtual time (the `EmbeddedEventLoop` idea): each gate's clock is
+/// `true time × (1 + ppm) + offset`, so the host's results can be compared with the true
+/// instants of the crossings. Deterministic for a given seed.
+public struct RaceSimulation: Sendable {
+    /// A simulated gate: its session and its clock error.
+    public struct Gate: Sendable {
+        public var session: RaceSession
+        /// Clock offset from true time at true time 0, nanoseconds.
+        public var offsetNanoseconds: Int64
+        /// Frequency error, ppm (positive: fast).
+        public var ppm: Double
+        /// False while the gate is switched off (datagrams to it are lost).
+        public var running = true
+    }
+
+    private struct InFlight: Sendable {
+        var due: Int64
+        var order: UInt64
+        var to: Int
+        var bytes: [UInt8]
+    }
+
+    public private(set) var gates: [Gate] = []
+    /// True time in nanoseconds.
+    public private(set) var now: Int64 = 0
+    public var link: SimulatedLink
+    /// Every action the host performed that reported a crossing, in order.
+    public private(set) var hostCrossings: [RaceCrossing] = []
+    /// Datagrams sent, lost and duplicated by the network.
+    public private(set) var sent = 0, lost = 0, duplicated = 0
+    /// Datagrams that failed to decode (none expected: the codec is exercised end to end).
+    public private(set) var undecodable = 0
+    private var inFlight: [InFlight] = []
+    private var order: UInt64 = 0
+    private var rng: UInt64
+    private var pendingCrossings: [(gate: Int, trueTime: Int64)] = []
+    private var actions: [RaceAction] = []
+
+    /// Gate 0 is the host. `clocks` gives each gate's (offset ns, ppm).
+    public init(gateIDs: [GateID], clocks: [(Int64, Double)], link: SimulatedLink = SimulatedLink(), seed: UInt64 = 1,
+                configuration: RaceConfiguration = RaceConfiguration()) {
+        precondition(gateIDs.count == clocks.count && gateIDs.count >= 1)
+        self.link = link
+        rng = seed
+        for (i, id) in gateIDs.enumerated() {
+            gates.append(Gate(session: RaceSession(kind: i == 0 ? .host : .gate, me: id, bootEpoch: 1, configuration: configuration),
+                              offsetNanoseconds: clocks[i].0, ppm: clocks[i].1))
+        }
+        actions.reserveCapacity(64)
+        for i in gates.indices {
+            let t = local(i)
+            gates[i].session.start(now: t, into: &actions)
+            perform(from: i)
+        }
+    }
+
+    /// Gate `i`'s clock at true time `trueNs`.
+    public func local(_ i: Int, at trueNs: Int64? = nil) -> MonotonicInstant {
+        let t = trueNs ?? now
+        return MonotonicInstant(nanoseconds: t + gates[i].offsetNanoseconds + Int64((Double(t) * gates[i].ppm * 1e-6).rounded()))
+    }
+
+    /// Runs until true time `end`, waking every gate at each datagram's arrival and at
+    /// least every `step` (the daemon's loop wakes at least every 10 ms).
+    public mutating func run(until end: Int64, step: Span = .milliseconds(1)) {
+        var nextTick = now + step.nanoseconds
+        while now < end {
+            // Like epoll: wake at the next arrival or the next timer, whichever is first.
+            let arrival = inFlight.min { $0.due < $1.due }?.due ?? .max
+            now = min(end, nextTick, max(now + 1, arrival))
+            if now >= nextTick { nextTick += step.nanoseconds }
+            deliverDue()
+            fireCrossings()
+            for i in gates.indices where gates[i].running {
+                gates[i].session.tick(now: local(i), into: &actions)
+                perform(from: i)
+            }
+        }
+    }
+
+    /// An athlete crosses gate `i` at true time `trueTime` (seen by its detector then,
+    /// reported at the next wake-up).
+    public mutating func crossing(atGate i: Int, trueTime: Int64) {
+        pendingCrossings.append((i, trueTime))
+    }
+
+    /// Host command: assign a role and distance.
+    public mutating func assign(_ gate: GateID, role: GateRole, distanceMetres: Double) throws(RaceError) {
+        try gates[0].session.assign(gate, role: role, distanceMetres: distanceMetres, into: &actions)
+        perform(from: 0)
+    }
+
+    /// Host command: arm a run.
+    public mutating func armRun() throws(RaceError) {
+        try gates[0].session.armRun(now: local(0), into: &actions)
+        perform(from: 0)
+    }
+
+    /// Switches gate `i` off (its unsent state is lost, as on a power cut).
+    public mutating func powerOff(_ i: Int) { gates[i].running = false }
+
+    /// Switches gate `i` on again with a fresh session and the next boot epoch.
+    public mutating func powerOn(_ i: Int) {
+        let old = gates[i].session
+        gates[i].session = RaceSession(kind: old.kind, me: old.me, bootEpoch: old.bootEpoch + 1, configuration: old.configuration)
+        gates[i].running = true
+        gates[i].session.start(now: local(i), into: &actions)
+        perform(from: i)
+    }
+
+    // MARK: - Network
+
+    private mutating func perform(from i: Int) {
+        for a in actions {
+            switch a {
+            case let .send(e, to):
+                guard let j = gates.firstIndex(where: { $0.session.me == to }) else { continue }
+                transmit(e, to: j)
+            case let .broadcast(e):
+                for j in gates.indices where j != i { transmit(e, to: j) }
+            case let .crossing(c):
+                if i == 0 { hostCrossings.append(c) }
+            default:
+                break
+            }
+        }
+        actions.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func transmit(_ e: Envelope, to j: Int) {
+        guard let bytes = try? e.encoded() else {
+            undecodable += 1
+            return
+        }
+        sent += 1
+        if unit() < link.loss {
+            lost += 1
+            return
+        }
+        let copies = unit() < link.duplicate ? 2 : 1
+        if copies == 2 { duplicated += 1 }
+        for _ in 0..<copies {
+            var delay = link.delay.nanoseconds + Int64((unit() * 2 - 1) * Double(link.jitter.nanoseconds))
+            if unit() < link.reorder { delay += link.delay.nanoseconds + 2 * link.jitter.nanoseconds }
+            order += 1
+            inFlight.append(InFlight(due: now + max(0, delay), order: order, to: j, bytes: bytes))
+        }
+    }
+
+    private mutating func deliverDue() {
+        inFlight.sort { ($0.due, $0.order) < ($1.due, $1.order) }
+        var n = 0
+        while n < inFlight.count, inFlight[n].due <= now { n += 1 }
+        let due = inFlight.prefix(n)
+        inFlight.removeFirst(n)
+        for d in due where gates[d.to].running {
+            guard let e = try? Envelope.decode(d.bytes) else {
+                undecodable += 1
+                continue
+            }
+            gates[d.to].session.receive(e, now: local(d.to), into: &actions)
+            perform(from: d.to)
+        }
+    }
+
+    private mutating func fireCrossings() {
+        var k = 0
+        while k < pendingCrossings.count {
+            let c = pendingCrossings[k]
+            if c.trueTime <= now {
+                pendingCrossings.remove(at: k)
+                guard gates[c.gate].running else { continue }
+                gates[c.gate].session.localCrossing(timeMono: local(c.gate, at: c.trueTime), uncertainty: .microseconds(500),
+                                                    direction: .leftToRight, now: local(c.gate), into: &actions)
+                perform(from: c.gate)
+            } else {
+                k += 1
+            }
+        }
+    }
+
+    /// SplitMix64, uniform in [0, 1).
+    private mutating func unit() -> Double {
+        rng &+= 0x9E37_79B9_7F4A_7C15
+        var z = rng
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49EB_133D_11EB
+        return Double((z ^ (z >> 31)) >> 11) * 0x1p-53
+    }
+}

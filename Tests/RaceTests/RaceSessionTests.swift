@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// Multi-gate races in virtual time: joining, sync, splits against truth, loss, restarts.
+
+import ClockSync
+import GateCore
+import PeerWire
+import Race
+import Testing
+
+@Suite struct RaceSessionTests {
+    static let host = GateID(0x1111), mid = GateID(0x2222), finish = GateID(0x3333)
+    static let s: Int64 = 1_000_000_000
+
+    /// Host exact in rate, gates off by seconds and tens of ppm.
+    static func threeGates(link: SimulatedLink = SimulatedLink(), seed: UInt64 = 1) -> RaceSimulation {
+        RaceSimulation(gateIDs: [host, mid, finish],
+                       clocks: [(5 * s, 0), (-1_300_000_000, 40), (250_000_000, -25)], link: link, seed: seed)
+    }
+
+    @Test func gatesJoinGetRolesAndSync() throws {
+        var sim = Self.threeGates()
+        sim.run(until: 10 * Self.s)
+        let host = sim.gates[0].session
+        #expect(host.phase == .ready)
+        #expect(host.gates.map(\.id) == [Self.host, Self.mid, Self.finish] || host.gates.map(\.id) == [Self.host, Self.finish, Self.mid])
+        #expect(host.gates.allSatisfy { $0.joined })
+        #expect(host.gates[0].role == .start && host.gates[2].role == .finish && host.gates[1].role == .lap)
+        for i in 1...2 {
+            #expect(sim.gates[i].session.phase == .ready)
+            #expect(sim.gates[i].session.assignment != nil)
+            #expect(sim.gates[i].session.syncReport.map { $0.uncertainty <= .microseconds(250) } == true)
+        }
+        // The coach moves the gates: roles follow distance order.
+        try sim.assign(Self.finish, role: .finish, distanceMetres: 30)
+        try sim.assign(Self.mid, role: .lap, distanceMetres: 10)
+        sim.run(until: 11 * Self.s)
+        #expect(sim.gates[0].session.gates.map(\.id) == [Self.host, Self.mid, Self.finish])
+        #expect(sim.gates[1].session.assignment?.gateIndex == 1)
+        #expect(sim.gates[1].session.assignment?.distanceFromStartMetres == 10)
+        #expect(sim.gates[2].session.assignment?.role == .finish)
+        #expect(throws: RaceError.badDistance(-1)) { try sim.assign(Self.mid, role: .lap, distanceMetres: -1) }
+        #expect(throws: RaceError.unknownGate(GateID(9))) { try sim.assign(GateID(9), role: .lap, distanceMetres: 5) }
+    }
+
+    /// A quiet link (50 µs jitter) must give splits within 50 µs; a jittery one (±1 ms)
+    /// within four of the sigmas the host reports.
+    @Test(arguments: [(Span.microseconds(50), true), (Span.milliseconds(1), false)])
+    func splitsMatchTruthWithinTheReportedUncertainty(jitter: Span, quiet: Bool) throws {
+        var sim = Self.threeGates(link: SimulatedLink(delay: .milliseconds(3), jitter: jitter))
+        sim.run(until: 8 * Self.s)
+        try sim.assign(Self.mid, role: .lap, distanceMetres: 10)
+        try sim.assign(Self.finish, role: .finish, distanceMetres: 30)
+        sim.run(until: 9 * Self.s)
+        try sim.armRun()
+        let t0 = 10 * Self.s + 123_456_789, t1 = t0 + 1_654_321_000, t2 = t0 + 3_987_654_321
+        sim.crossing(atGate: 0, trueTime: t0)
+        sim.crossing(atGate: 1, trueTime: t1)
+        sim.crossing(atGate: 2, trueTime: t2)
+        sim.run(until: 16 * Self.s)
+        let host = sim.gates[0].session
+        #expect(host.phase == .finished)
+        let splits = host.splits()
+        #expect(splits.count == 2)
+        let truth = [Span(nanoseconds: t1 - t0), Span(nanoseconds: t2 - t0)]
+        for (split, true_) in zip(splits, truth) {
+            let error = abs(split.time.nanoseconds - true_.nanoseconds)
+            // The detector's own 500 µs sigma is not an error here (crossings are exact), so
+            // the error must sit within a few sync sigmas, and under 100 µs outright.
+            let crossing = host.crossings.first { $0.gate == split.gate }!
+            #expect(crossing.syncUncertainty > .zero)
+            #expect(Double(error) <= max(4 * Double(crossing.syncUncertainty.nanoseconds), 10_000), "error \(error) ns")
+            if quiet { #expect(error < 50_000, "error \(error) ns") }
+        }
+        #expect(splits[0].distanceMetres == 10 && splits[1].distanceMetres == 30)
+        let speed = try #require(splits[1].segmentSpeed)
+        #expect(abs(speed - 20.0 / (Double(t2 - t1) * 1e-9)) < 0.01)
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func tenPercentLossDuplicationAndReorderingLoseAndDoubleNothing(seed: UInt64) throws {
+        let link = SimulatedLink(delay: .milliseconds(5), jitter: .milliseconds(3), loss: 0.10, duplicate: 0.05, reorder: 0.10)
+        var sim = Self.threeGates(link: link, seed: seed)
+        sim.run(until: 15 * Self.s)
+        #expect(sim.gates[0].session.phase == .ready)
+        var expected = 0
+        for k in 0..<40 {
+            let gate = 1 + k % 2
+            sim.crossing(atGate: gate, trueTime: 16 * Self.s + Int64(k) * 137_000_000)
+            expected += 1
+        }
+        sim.run(until: 30 * Self.s)
+        let fromGates = sim.hostCrossings.filter { $0.gate != Self.host }
+        #expect(fromGates.count == expected)
+        let keys = Set(fromGates.map { "\($0.gate.rawValue)/\($0.bootEpoch)/\($0.crossingID)" })
+        #expect(keys.count == expected)
+        #expect(sim.lost > 0 && sim.duplicated > 0)
+        #expect(sim.gates[1].session.unacknowledged == 0 && sim.gates[2].session.unacknowledged == 0)
+        #expect(sim.undecodable == 0)
+    }
+
+    @Test func aRestartedGateRejoinsAndItsCrossingsCountOnce() throws {
+        var sim = Self.threeGates(link: SimulatedLink(loss: 0.05))
+        sim.run(until: 8 * Self.s)
+        sim.crossing(atGate: 2, trueTime: 8 * Self.s + 500_000_000)
+        sim.run(until: 10 * Self.s)
+        #expect(sim.hostCrossings.filter { $0.gate == Self.finish }.count == 1)
+        sim.powerOff(2)
+        sim.run(until: 12 * Self.s)
+        sim.powerOn(2)
+        #expect(sim.gates[2].session.bootEpoch == 2)
+        sim.run(until: 22 * Self.s)
+        let host = sim.gates[0].session
+        #expect(host.phase == .ready)
+        let g = try #require(host.gates.first { $0.id == Self.finish })
+        #expect(g.rejoins == 1 && g.bootEpoch == 2 && g.joined)
+        #expect(sim.gates[2].session.phase == .ready)
+        // The new life numbers crossings from 1 again: same id, new epoch, a new crossing.
+        sim.crossing(atGate: 2, trueTime: 22 * Self.s + 250_000_000)
+        sim.run(until: 24 * Self.s)
+        let fromFinish = sim.hostCrossings.filter { $0.gate == Self.finish }
+        #expect(fromFinish.count == 2)
+        #expect(fromFinish.map(\.crossingID) == [1, 1])
+        #expect(fromFinish.map(\.bootEpoch) == [1, 2])
+        // Mapped through the fresh clock estimate: still right.
+        let err = fromFinish[1].timeNet.nanoseconds - sim.local(0, at: 22 * Self.s + 250_000_000).nanoseconds
+        #expect(Double(abs(err)) <= 4 * Double(fromFinish[1].syncUncertainty.nanoseconds), "error \(err) ns")
+        #expect(abs(err) < 1_000_000, "error \(err) ns")
+    }
+
+    @Test func armingNeedsEverySyncedGate() {
+        var sim = Self.threeGates()
+        sim.run(until: 50_000_000)
+        #expect(throws: RaceError.notReady(.syncing)) { try sim.armRun() }
+    }
+}
