@@ -5,6 +5,7 @@
 
 public import Detector
 public import GateCore
+public import PhotoFinish
 
 /// Counters of the loop, read by the stats line and the status page.
 public struct LoopStats: Sendable, Hashable {
@@ -34,6 +35,15 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     /// Called with every engine action and every crossing, at configuration time only
     /// (results to storage, the status page, replay recordings).
     public var observer: ((LoopEvent) -> Void)?
+    /// The photo-finish ring, fed with every frame; nil records nothing. Set at
+    /// configuration time (`PhotoFinishRecorder(config:)` with the detector's gate x).
+    public var photoFinish: PhotoFinishRecorder?
+    /// Receives each frozen photo-finish capture on the loop thread. It must hand the
+    /// capture to another thread to render and encode (`PhotoFinishRenderer`), which
+    /// calls `capture.release()` when done; without a receiver captures are released at once.
+    /// Why a callback of its own, not a `LoopEvent` case: existing observers switch
+    /// over `LoopEvent` exhaustively.
+    public var photoFinishObserver: ((PhotoFinishCapture) -> Void)?
     private var actions: [EngineAction] = []
     private var lineBuffer: [LineEvent] = []
     private var detection = DetectionSet()
@@ -77,11 +87,17 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             stats.frames += 1
             stats.dropped += lease.droppedBefore
             detector.process(view, into: &detection)
+            // The gate column and thumbnail are copied before the buffer goes back.
+            photoFinish?.record(view)
             camera.release(lease)
             lastStatus = detection.status
             if let c = detection.crossing {
                 stats.crossings += 1
                 observer?(.crossing(c))
+                photoFinish?.crossingReported(c)
+            }
+            while let capture = photoFinish?.nextFinished() {
+                if let photoFinishObserver { photoFinishObserver(capture) } else { capture.release() }
             }
             stats.worstFrameLatencyNs = max(stats.worstFrameLatencyNs, now.since(view.timestamp).nanoseconds)
             statsWindow.add(latency: now.since(view.timestamp), dropped: lease.droppedBefore,
