@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// The database schema as GRDB migrations, oldest first; never edit a shipped migration.
+
+import GRDB
+
+enum Schema {
+    /// Identifiers of the migrations in order. A database records which it has applied.
+    static let v1 = "v1-sessions-runs-athletes"
+    static let v2 = "v2-photos-bests-presets"
+
+    static func migrator() -> DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration(v1) { db in
+            try db.execute(sql: """
+                CREATE TABLE sessions (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    started_wall_ms INTEGER NOT NULL,
+                    name TEXT NOT NULL DEFAULT '',
+                    notes TEXT NOT NULL DEFAULT ''
+                );
+                CREATE TABLE athletes (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    name TEXT NOT NULL,
+                    nickname TEXT,
+                    colour TEXT NOT NULL,
+                    birthdate TEXT,
+                    gender TEXT NOT NULL
+                );
+                CREATE TABLE runs (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                    athlete_id INTEGER REFERENCES athletes(id) ON DELETE SET NULL,
+                    start_type TEXT NOT NULL,
+                    preset_id TEXT,
+                    distance_m REAL,
+                    wall_start_ms INTEGER NOT NULL,
+                    start_mono_ns INTEGER NOT NULL,
+                    total_ns INTEGER,
+                    false_start INTEGER NOT NULL,
+                    false_start_reason TEXT,
+                    gate_count INTEGER NOT NULL,
+                    notes TEXT NOT NULL DEFAULT ''
+                );
+                CREATE INDEX runs_wall ON runs(wall_start_ms);
+                CREATE INDEX runs_athlete ON runs(athlete_id);
+                CREATE INDEX runs_session ON runs(session_id);
+                CREATE TABLE splits (
+                    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                    gate_index INTEGER NOT NULL,
+                    distance_m REAL,
+                    time_ns INTEGER NOT NULL,
+                    segment_ns INTEGER NOT NULL,
+                    speed_mps REAL,
+                    sync_uncertainty_ns INTEGER NOT NULL,
+                    PRIMARY KEY (run_id, gate_index)
+                );
+                CREATE TABLE crossings (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                    mono_ns INTEGER NOT NULL,
+                    uncertainty_ns INTEGER NOT NULL,
+                    direction TEXT NOT NULL,
+                    blob_height REAL NOT NULL,
+                    speed_px_s REAL NOT NULL
+                );
+                CREATE INDEX crossings_run ON crossings(run_id);
+                CREATE TABLE settings (
+                    key TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
+                """)
+        }
+        m.registerMigration(v2) { db in
+            // Bests are filed by key and calendar year; both are derived once, at insert.
+            try db.execute(sql: """
+                ALTER TABLE runs ADD COLUMN best_key TEXT;
+                ALTER TABLE runs ADD COLUMN season INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX runs_best ON runs(athlete_id, best_key, total_ns);
+                CREATE TABLE presets (
+                    id TEXT PRIMARY KEY,
+                    title TEXT NOT NULL,
+                    distance_m REAL,
+                    start_type TEXT NOT NULL
+                );
+                CREATE TABLE photos (
+                    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+                    jpeg BLOB NOT NULL
+                );
+                CREATE TABLE photo_thumbnails (
+                    run_id INTEGER NOT NULL REFERENCES photos(run_id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    jpeg BLOB NOT NULL,
+                    PRIMARY KEY (run_id, position)
+                );
+                CREATE TABLE bests (
+                    athlete_id INTEGER NOT NULL REFERENCES athletes(id) ON DELETE CASCADE,
+                    key TEXT NOT NULL,
+                    season INTEGER NOT NULL,
+                    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                    total_ns INTEGER NOT NULL,
+                    wall_start_ms INTEGER NOT NULL,
+                    PRIMARY KEY (athlete_id, key, season)
+                );
+                CREATE INDEX bests_run ON bests(run_id);
+                """)
+            // Backfill: key and season for runs stored under v1, then every athlete's bests.
+            let rows = try Row.fetchAll(db, sql: "SELECT id, start_type, distance_m, wall_start_ms FROM runs")
+            for row in rows {
+                let id: Int64 = row["id"]
+                let type: String = row["start_type"]
+                let distance: Double? = row["distance_m"]
+                let wall: Int64 = row["wall_start_ms"]
+                try db.execute(sql: "UPDATE runs SET best_key = ?, season = ? WHERE id = ?",
+                               arguments: [distance.map { BestKey.make(startType: type, distance: $0) },
+                                           Seasons.year(wallMs: wall), id])
+            }
+            let athletes = try Int64.fetchAll(db, sql: "SELECT DISTINCT athlete_id FROM runs WHERE athlete_id IS NOT NULL")
+            for a in athletes { try Bests.recompute(athleteID: a, in: db) }
+        }
+        return m
+    }
+}
+
+extension RunStore {
+    /// Creates a database at `path` migrated only to v1 and runs `sql` in it: the fixture
+    /// the migration tests upgrade, as a gate running the first release would have left it.
+    static func createV1Database(path: String, sql: String) throws {
+        let pool = try DatabasePool(path: path)
+        try Schema.migrator().migrate(pool, upTo: Schema.v1)
+        try pool.write { try $0.execute(sql: sql) }
+    }
+}

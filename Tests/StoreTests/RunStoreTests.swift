@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// The results database: runs, sessions, athletes, next-run assignment, bests, photos, deletes.
+
+import Foundation
+import GateCore
+import SQLiteStore
+import Testing
+
+@Suite struct RunStoreTests {
+    @Test func opensInWALModeWithAllMigrations() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        #expect(try store.appliedMigrations() == ["v1-sessions-runs-athletes", "v2-photos-bests-presets"])
+        #expect(try store.integrityCheck() == ["ok"])
+        // WAL mode leaves a -wal file beside the database once something is written.
+        _ = try store.write(sampleRun(seconds: 3.5, wall: wallMs(2026, 6, 1)))
+        #expect(FileManager.default.fileExists(atPath: dir.dbPath + "-wal"))
+    }
+
+    @Test func unwritableDirectoryIsAClearError() {
+        #expect(throws: StoreError.self) { try RunStore(directory: "/proc/sprintgate-cannot-exist", logger: quietLog) }
+        do {
+            _ = try RunStore(path: "/proc/nope/x.sqlite", logger: quietLog)
+            Issue.record("opened a database under /proc")
+        } catch {
+            #expect(error.kind == .open)
+            #expect(error.description.contains("/proc/nope/x.sqlite"))
+        }
+    }
+
+    @Test func writeAndReadBackEveryField() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let athlete = try store.addAthlete(StoredAthlete(name: " Ada Runner ", nickname: "Ada", colour: .teal,
+                                                         birthdate: CalendarDate("2008-02-29"), gender: .female))
+        #expect(athlete.name == "Ada Runner")
+        var run = sampleRun(seconds: 3.456, athlete: athlete.id, wall: wallMs(2026, 5, 2), preset: "flying-30m", notes: "windy")
+        run.splits = [
+            StoredSplit(gateIndex: 1, distance: 10, timeNs: 1_300_000_000, segmentNs: 1_300_000_000, segmentSpeed: 7.69, syncUncertaintyNs: 900_000),
+            StoredSplit(gateIndex: 2, distance: 30, timeNs: 3_456_000_000, segmentNs: 2_156_000_000, segmentSpeed: 9.28, syncUncertaintyNs: 2_100_000),
+        ]
+        run.gateCount = 2
+        let c = try store.write(run, preset: StoredPreset(id: "flying-30m", title: "Flying 30 m", distance: 30, startType: "flying"))
+        let id = try #require(c.run.id)
+        #expect(c.bests == BestsSet(personal: true, season: true))
+        let back = try store.run(id: id)
+        #expect(back.run.splits == run.splits)
+        #expect(back.run.crossings == run.crossings)
+        #expect(back.run.totalNs == 3_456_000_000)
+        #expect(back.run.notes == "windy")
+        #expect(back.run.gateCount == 2)
+        #expect(back.run.sessionID == c.run.sessionID)
+        #expect(back.athleteName == "Ada Runner")
+        #expect(back.athleteNickname == "Ada")
+        #expect(back.athleteColour == .teal)
+        #expect(back.bests.personal)
+        #expect(!back.hasPhoto)
+        #expect(try store.presets() == [StoredPreset(id: "flying-30m", title: "Flying 30 m", distance: 30, startType: "flying")])
+        #expect(try store.athlete(id: athlete.id!).birthdate == CalendarDate(year: 2008, month: 2, day: 29))
+    }
+
+    @Test func invalidInputIsRefusedWithTheFieldNamed() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        func refused(_ run: StoredRun, _ field: String) {
+            do {
+                _ = try store.write(run)
+                Issue.record("accepted a run with a bad \(field)")
+            } catch {
+                #expect(error.kind == .invalid)
+                #expect(error.message.contains(field), "\(error.message)")
+            }
+        }
+        var r = sampleRun(seconds: 3, wall: 0)
+        r.distance = -5
+        refused(r, "distance")
+        r = sampleRun(seconds: 3, wall: 0)
+        r.totalNs = -1
+        refused(r, "totalNs")
+        r = sampleRun(seconds: 3, wall: 0)
+        r.gateCount = 0
+        refused(r, "gateCount")
+        r = sampleRun(seconds: 3, wall: 0)
+        r.splits.append(r.splits[0])
+        refused(r, "splits")
+        r = sampleRun(seconds: 3, athlete: 999, wall: 0)
+        #expect(throws: StoreError.self) { try store.write(r) }
+        #expect(throws: StoreError.self) { try store.addAthlete(StoredAthlete(name: "   ")) }
+        #expect(throws: StoreError.self) { try store.addAthlete(StoredAthlete(name: String(repeating: "a", count: 81))) }
+        #expect(CalendarDate("2007-02-29") == nil)
+        #expect(CalendarDate("2008-13-01") == nil)
+        #expect(CalendarDate("08-01-01") == nil)
+        #expect(try store.history().isEmpty)
+        #expect(throws: StoreError.self) { try store.history(RunFilter(limit: 0)) }
+        #expect(throws: StoreError.self) { try store.run(id: 12345) }
+    }
+
+    @Test func runsJoinASessionUntilAGap() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let t0 = wallMs(2026, 6, 1, 9, 0)
+        let a = try store.write(sampleRun(seconds: 4, wall: t0))
+        let b = try store.write(sampleRun(seconds: 4, wall: t0 + 60 * 60 * 1000))
+        let c = try store.write(sampleRun(seconds: 4, wall: t0 + 5 * 60 * 60 * 1000))
+        #expect(a.run.sessionID == b.run.sessionID)
+        #expect(c.run.sessionID != b.run.sessionID)
+        let explicit = try store.startSession(name: "Tuesday squad", wallMs: t0 + 5 * 60 * 60 * 1000 + 1000)
+        let d = try store.write(sampleRun(seconds: 4, wall: t0 + 5 * 60 * 60 * 1000 + 2000))
+        #expect(d.run.sessionID == explicit.id)
+        let sessions = try store.sessions(sort: .mostRuns)
+        #expect(sessions.map(\.runCount) == [2, 1, 1])
+        #expect(try store.sessions(sort: .newest).first?.name == "Tuesday squad")
+    }
+
+    @Test func nextRunAssignmentSurvivesARestartAndIsConsumedByATimedRun() throws {
+        let dir = TempDir()
+        var store = try openStore(dir)
+        let bo = try store.addAthlete(StoredAthlete(name: "Bo", colour: .green))
+        try store.assignNextRun(athleteID: bo.id)
+        store = try openStore(dir)
+        #expect(try store.nextRunAthlete()?.name == "Bo")
+        // A false start keeps the assignment: the athlete goes again.
+        var fs = sampleRun(seconds: 0, wall: wallMs(2026, 6, 1))
+        fs.totalNs = nil
+        fs.splits = []
+        fs.falseStart = true
+        fs.falseStartReason = "movement after Set before the start sound"
+        let f = try store.write(fs)
+        #expect(f.run.athleteID == bo.id)
+        #expect(f.bests == .none)
+        #expect(try store.nextRunAthlete()?.id == bo.id)
+        let timed = try store.write(sampleRun(seconds: 4.2, wall: wallMs(2026, 6, 1, 12, 1)))
+        #expect(timed.run.athleteID == bo.id)
+        #expect(try store.nextRunAthlete() == nil)
+        let after = try store.write(sampleRun(seconds: 4.1, wall: wallMs(2026, 6, 1, 12, 2)))
+        #expect(after.run.athleteID == nil)
+        #expect(throws: StoreError.self) { try store.assignNextRun(athleteID: 777) }
+        // Deleting the athlete clears a pending assignment.
+        try store.assignNextRun(athleteID: bo.id)
+        try store.deleteAthlete(id: bo.id!)
+        #expect(try store.nextRunAthlete() == nil)
+        #expect(try store.run(id: timed.run.id!).run.athleteID == nil)
+    }
+
+    @Test func personalAndSeasonBests() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let a = try store.addAthlete(StoredAthlete(name: "Cy")).id!
+        func run(_ s: Double, _ wall: Int64, distance: Double = 30, type: String = "flying") throws -> CommittedRun {
+            try store.write(sampleRun(seconds: s, distance: distance, startType: type, athlete: a, wall: wall))
+        }
+        #expect(try run(3.50, wallMs(2025, 6, 1)).bests == BestsSet(personal: true, season: true))
+        #expect(try run(3.60, wallMs(2025, 6, 2)).bests == .none)
+        #expect(try run(3.40, wallMs(2025, 6, 3)).bests == BestsSet(personal: true, season: true))
+        // New season: the first run is a season best but not a personal best.
+        #expect(try run(3.55, wallMs(2026, 6, 1)).bests == BestsSet(personal: false, season: true))
+        #expect(try run(3.45, wallMs(2026, 6, 2)).bests == BestsSet(personal: false, season: true))
+        // A tie does not take the best from the earlier run.
+        #expect(try run(3.45, wallMs(2026, 6, 3)).bests == .none)
+        #expect(try run(3.39, wallMs(2026, 6, 4)).bests == BestsSet(personal: true, season: true))
+        // Another key is filed apart.
+        #expect(try run(7.9, wallMs(2026, 6, 5), distance: 60, type: "countdown").bests == BestsSet(personal: true, season: true))
+        let bests = try store.bests(athleteID: a)
+        let keys = Set(bests.map { "\($0.key)/\($0.season.map(String.init) ?? "pb")/\(CSVCheck.ms($0.totalNs))" })
+        #expect(keys == ["flying_30m/pb/3390", "flying_30m/2025/3400", "flying_30m/2026/3390",
+                         "countdown_60m/pb/7900", "countdown_60m/2026/7900"])
+        // A run without an athlete files no bests.
+        #expect(try store.write(sampleRun(seconds: 1, wall: wallMs(2026, 6, 6))).bests == .none)
+    }
+
+    @Test func bestKeysLikeTheReferenceApp() {
+        #expect(BestKey.make(startType: "flying", distance: 30) == "flying_30m")
+        #expect(BestKey.make(startType: "countdown", distance: 60) == "countdown_60m")
+        #expect(BestKey.make(startType: "button-release", distance: 36.576) == "button_release_36.576m")
+        #expect(BestKey.make(startType: "in-frame", distance: 18.5) == "in_frame_18.5m")
+    }
+
+    @Test func deletingARunOrSessionRebuildsBests() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let a = try store.addAthlete(StoredAthlete(name: "Di")).id!
+        let t = wallMs(2026, 7, 1, 10)
+        let slow = try store.write(sampleRun(seconds: 3.6, athlete: a, wall: t))
+        let fast = try store.write(sampleRun(seconds: 3.4, athlete: a, wall: t + 60_000))
+        try store.deleteRun(id: fast.run.id!)
+        #expect(try store.bests(athleteID: a).allSatisfy { $0.runID == slow.run.id })
+        #expect(try store.run(id: slow.run.id!).bests == BestsSet(personal: true, season: true))
+        #expect(throws: StoreError.self) { try store.deleteRun(id: fast.run.id!) }
+        // A later session with a faster run, then delete that session.
+        let later = try store.startSession(name: "later", wallMs: t + 10 * 3_600_000)
+        let r = try store.write(sampleRun(seconds: 3.3, athlete: a, wall: t + 10 * 3_600_000 + 1000))
+        #expect(r.run.sessionID == later.id)
+        #expect(try store.deleteSession(id: later.id) == 1)
+        #expect(try store.count() == 1)
+        #expect(try store.bests(athleteID: a).map(\.runID) == [slow.run.id!, slow.run.id!])
+        #expect(throws: StoreError.self) { try store.deleteSession(id: later.id) }
+        // Reassigning moves the bests.
+        let b = try store.addAthlete(StoredAthlete(name: "Ed")).id!
+        #expect(try store.assignRun(id: slow.run.id!, athleteID: b) == BestsSet(personal: true, season: true))
+        #expect(try store.bests(athleteID: a).isEmpty)
+        #expect(try store.bests(athleteID: b).count == 2)
+    }
+
+    @Test func photosRoundTripAndAreCheckedAndDeletedWithTheRun() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let id = try store.write(sampleRun(seconds: 3, wall: wallMs(2026, 6, 1))).run.id!
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 5000) + [0xFF, 0xD9]
+        let thumbs: [[UInt8]] = [[0xFF, 0xD8, 1, 2, 0xFF, 0xD9], [0xFF, 0xD8, 3, 4, 5, 0xFF, 0xD9]]
+        try store.savePhoto(runID: id, jpeg: jpeg, thumbnails: thumbs)
+        #expect(try store.photo(runID: id) == StoredPhoto(runID: id, jpeg: jpeg, thumbnails: thumbs))
+        #expect(try store.thumbnail(runID: id, index: 1) == thumbs[1])
+        #expect(try store.thumbnail(runID: id, index: 2) == nil)
+        #expect(try store.run(id: id).hasPhoto)
+        // Replacing keeps one photo.
+        try store.savePhoto(runID: id, jpeg: jpeg, thumbnails: [])
+        #expect(try store.photo(runID: id)?.thumbnails == [])
+        #expect(throws: StoreError.self) { try store.savePhoto(runID: id, jpeg: [1, 2, 3, 4], thumbnails: []) }
+        #expect(throws: StoreError.self) { try store.savePhoto(runID: 999, jpeg: jpeg, thumbnails: []) }
+        #expect(throws: StoreError.self) {
+            try store.savePhoto(runID: id, jpeg: [0xFF, 0xD8] + [UInt8](repeating: 0, count: RunStore.maxPhotoBytes), thumbnails: [])
+        }
+        try store.deleteRun(id: id)
+        #expect(try store.photo(runID: id) == nil)
+    }
+
+    @Test func notesAndSessionsUpdate() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let c = try store.write(sampleRun(seconds: 3, wall: wallMs(2026, 6, 1)))
+        try store.setNotes(runID: c.run.id!, notes: "spikes")
+        #expect(try store.run(id: c.run.id!).run.notes == "spikes")
+        #expect(throws: StoreError.self) { try store.setNotes(runID: 42, notes: "x") }
+        try store.updateSession(id: c.run.sessionID!, name: "Morning", notes: "cold")
+        #expect(try store.sessions().first?.name == "Morning")
+        var ath = try store.addAthlete(StoredAthlete(name: "Flo"))
+        ath.nickname = "F"
+        ath.colour = .pink
+        try store.updateAthlete(ath)
+        #expect(try store.athlete(id: ath.id!).colour == .pink)
+        #expect(throws: StoreError.self) { try store.updateAthlete(StoredAthlete(id: 99, name: "Nobody")) }
+    }
+}
+
+enum CSVCheck {
+    static func ms(_ ns: Int64) -> Int64 { (ns + 500_000) / 1_000_000 }
+}
