@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+// Run history, athletes and personal bests as the web page needs them, behind one protocol.
+
+import Synchronization
+
+/// One timed run in the history.
+public struct RunRecord: Sendable, Hashable, Codable {
+    public var id: Int64
+    /// Final (or lap) time, seconds.
+    public var seconds: Double
+    /// Split times since the start, seconds, oldest first.
+    public var splits: [Double]
+    public var startType: String
+    public var preset: String?
+    public var distanceMetres: Double?
+    public var athleteID: Int64?
+    public var athleteName: String?
+    /// The athlete's best for this preset when it was run.
+    public var personalBest: Bool
+    /// Finish time, Unix seconds (display only).
+    public var wallTime: Double
+    /// Whether a photo-finish image is stored for this run.
+    public var hasPhoto: Bool
+
+    public init(id: Int64, seconds: Double, splits: [Double], startType: String, preset: String?,
+                distanceMetres: Double?, athleteID: Int64?, athleteName: String?, personalBest: Bool,
+                wallTime: Double, hasPhoto: Bool) {
+        self.id = id
+        self.seconds = seconds
+        self.splits = splits
+        self.startType = startType
+        self.preset = preset
+        self.distanceMetres = distanceMetres
+        self.athleteID = athleteID
+        self.athleteName = athleteName
+        self.personalBest = personalBest
+        self.wallTime = wallTime
+        self.hasPhoto = hasPhoto
+    }
+}
+
+public struct Athlete: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var name: String
+    public init(id: Int64, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// A history query. All filters are optional and combine with AND.
+public struct HistoryQuery: Sendable, Hashable {
+    public enum Sort: String, Sendable, CaseIterable { case date, time, athlete }
+    public var athleteID: Int64?
+    public var preset: String?
+    public var startType: String?
+    /// Unix seconds, inclusive.
+    public var from: Double?
+    public var to: Double?
+    /// Case-insensitive substring of the athlete's name or the preset id.
+    public var search: String?
+    public var sort: Sort = .date
+    public var descending = true
+    public var limit = 50
+    public var offset = 0
+    public init() {}
+}
+
+public struct ResultsBookError: Error, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable { case notFound, conflict, invalid, unavailable }
+    public var kind: Kind
+    public var field: String
+    public var reason: String
+    public init(_ kind: Kind, field: String, reason: String) {
+        self.kind = kind
+        self.field = field
+        self.reason = reason
+    }
+    public var description: String { "\(field): \(reason)" }
+}
+
+/// Where the page's history lives. The daemon passes the SQLite-backed book; tests and
+/// the demo use `MemoryResultsBook`. Called from web threads; implementations must not
+/// block for long (a database call is fine, a network is not).
+public protocol ResultsBook: Sendable {
+    /// Stores a finished run for the athlete assigned to the next run (then clears the
+    /// assignment) and returns the record with its id and PR flag.
+    func record(_ run: TimedRun) throws(ResultsBookError) -> RunRecord
+    func history(_ query: HistoryQuery) throws(ResultsBookError) -> [RunRecord]
+    func run(id: Int64) throws(ResultsBookError) -> RunRecord
+    func delete(id: Int64) throws(ResultsBookError)
+    func athletes() throws(ResultsBookError) -> [Athlete]
+    func addAthlete(name: String) throws(ResultsBookError) -> Athlete
+    /// The athlete the next finished run is credited to, or nil to clear.
+    func assignNextRun(athleteID: Int64?) throws(ResultsBookError)
+    func nextRunAthlete() -> Athlete?
+    /// Best time per athlete and preset.
+    func bests(athleteID: Int64?) throws(ResultsBookError) -> [RunRecord]
+    /// The JPEG photo-finish image of a run, if stored.
+    func photo(id: Int64) throws(ResultsBookError) -> [UInt8]?
+    func storePhoto(id: Int64, jpeg: [UInt8]) throws(ResultsBookError)
+    /// Thumbnail `index` (0 = first, oldest frame) of a run's photo finish, if stored.
+    func thumbnail(id: Int64, index: Int) throws(ResultsBookError) -> [UInt8]?
+    /// True when finished runs reach the book on another path (the storage thread), so
+    /// the loop's results lane must not record them a second time.
+    var storesRunsItself: Bool { get }
+    /// Moves whenever the book changes outside the web requests (a run committed by the
+    /// storage thread); the live board re-reads the history when it moves.
+    var changeCount: UInt64 { get }
+}
+
+extension ResultsBook {
+    public func thumbnail(id: Int64, index: Int) throws(ResultsBookError) -> [UInt8]? {
+        _ = try run(id: id)
+        return nil
+    }
+    public var storesRunsItself: Bool { false }
+    public var changeCount: UInt64 { 0 }
+}
+
+/// An in-memory book: the demo gate and tests.
+public final class MemoryResultsBook: ResultsBook {
+    private struct State {
+        var runs: [RunRecord] = []
+        var athletes: [Athlete] = []
+        var photos: [Int64: [UInt8]] = [:]
+        var nextID: Int64 = 1
+        var nextAthleteID: Int64 = 1
+        var nextRun: Int64?
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func record(_ run: TimedRun) throws(ResultsBookError) -> RunRecord {
+        state.withLock { s in
+            let athlete = s.nextRun.flatMap { id in s.athletes.first { $0.id == id } }
+            s.nextRun = nil
+            var pb = false
+            if let a = athlete {
+                let previous = s.runs.filter { $0.athleteID == a.id && $0.preset == run.preset }.map(\.seconds).min()
+                pb = previous.map { run.seconds < $0 } ?? true
+            }
+            let r = RunRecord(id: s.nextID, seconds: run.seconds, splits: run.splits, startType: run.startType,
+                              preset: run.preset, distanceMetres: run.distanceMetres, athleteID: athlete?.id,
+                              athleteName: athlete?.name, personalBest: pb, wallTime: run.wallTime, hasPhoto: false)
+            s.nextID += 1
+            s.runs.append(r)
+            return r
+        }
+    }
+
+    public func history(_ q: HistoryQuery) throws(ResultsBookError) -> [RunRecord] {
+        let all = state.withLock { $0.runs }
+        let needle = q.search?.lowercased()
+        var rows = all.filter { r in
+            if let a = q.athleteID, r.athleteID != a { return false }
+            if let p = q.preset, r.preset != p { return false }
+            if let t = q.startType, r.startType != t { return false }
+            if let f = q.from, r.wallTime < f { return false }
+            if let t = q.to, r.wallTime > t { return false }
+            if let n = needle, !n.isEmpty {
+                let hay = ((r.athleteName ?? "") + " " + (r.preset ?? "")).lowercased()
+                if !hay.contains(n) { return false }
+            }
+            return true
+        }
+        rows.sort { a, b in
+            let asc: Bool
+            switch q.sort {
+            case .date: asc = (a.wallTime, a.id) < (b.wallTime, b.id)
+            case .time: asc = (a.seconds, a.id) < (b.seconds, b.id)
+            case .athlete: asc = ((a.athleteName ?? "").lowercased(), a.id) < ((b.athleteName ?? "").lowercased(), b.id)
+            }
+            return q.descending ? !asc : asc
+        }
+        return Array(rows.dropFirst(q.offset).prefix(q.limit))
+    }
+
+    public func run(id: Int64) throws(ResultsBookError) -> RunRecord {
+        guard let r = state.withLock({ s in s.runs.first { $0.id == id } }) else {
+            throw ResultsBookError(.notFound, field: "id", reason: "no run \(id)")
+        }
+        return r
+    }
+
+    public func delete(id: Int64) throws(ResultsBookError) {
+        let removed = state.withLock { s -> Bool in
+            guard let i = s.runs.firstIndex(where: { $0.id == id }) else { return false }
+            s.runs.remove(at: i)
+            s.photos[id] = nil
+            return true
+        }
+        if !removed { throw ResultsBookError(.notFound, field: "id", reason: "no run \(id)") }
+    }
+
+    public func athletes() throws(ResultsBookError) -> [Athlete] {
+        state.withLock { $0.athletes }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+    }
+
+    public func addAthlete(name: String) throws(ResultsBookError) -> Athlete {
+        let result: Result<Athlete, ResultsBookError> = state.withLock { s in
+            if s.athletes.contains(where: { $0.name.lowercased() == name.lowercased() }) {
+                return .failure(ResultsBookError(.conflict, field: "name", reason: "an athlete named \(name) exists"))
+            }
+            let a = Athlete(id: s.nextAthleteID, name: name)
+            s.nextAthleteID += 1
+            s.athletes.append(a)
+            return .success(a)
+        }
+        return try result.get()
+    }
+
+    public func assignNextRun(athleteID: Int64?) throws(ResultsBookError) {
+        let ok = state.withLock { s -> Bool in
+            if let id = athleteID, !s.athletes.contains(where: { $0.id == id }) { return false }
+            s.nextRun = athleteID
+            return true
+        }
+        if !ok { throw ResultsBookError(.notFound, field: "athleteId", reason: "no athlete \(athleteID ?? 0)") }
+    }
+
+    public func nextRunAthlete() -> Athlete? {
+        state.withLock { s in s.nextRun.flatMap { id in s.athletes.first { $0.id == id } } }
+    }
+
+    public func bests(athleteID: Int64?) throws(ResultsBookError) -> [RunRecord] {
+        let runs = state.withLock { $0.runs }.filter { $0.athleteID != nil && (athleteID == nil || $0.athleteID == athleteID) }
+        var best: [String: RunRecord] = [:]
+        for r in runs {
+            let key = "\(r.athleteID ?? 0)|\(r.preset ?? "")"
+            if let b = best[key], b.seconds <= r.seconds { continue }
+            best[key] = r
+        }
+        return best.values.sorted { ($0.athleteName ?? "", $0.preset ?? "") < ($1.athleteName ?? "", $1.preset ?? "") }
+    }
+
+    public func photo(id: Int64) throws(ResultsBookError) -> [UInt8]? {
+        _ = try run(id: id)
+        return state.withLock { $0.photos[id] }
+    }
+
+    public func storePhoto(id: Int64, jpeg: [UInt8]) throws(ResultsBookError) {
+        let ok = state.withLock { s -> Bool in
+            guard let i = s.runs.firstIndex(where: { $0.id == id }) else { return false }
+            s.photos[id] = jpeg
+            s.runs[i].hasPhoto = true
+            return true
+        }
+        if !ok { throw ResultsBookError(.notFound, field: "id", reason: "no run \(id)") }
+    }
+}

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: Apache-2.0
+// The gate's web server: static page, JSON API and the live board WebSocket (Hummingbird).
+
+import Foundation
+public import Hummingbird
+public import HummingbirdWebSocket
+public import Logging
+public import NIOCore
+import HTTPTypes
+
+/// Request context: remembers the client's address for the PIN limiter.
+public struct WebContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+    /// Why: JSON bodies of this API are a few hundred bytes; 64 KiB refuses abuse early.
+    public var maxUploadSize: Int { 65_536 }
+}
+
+/// Everything the routes need.
+public struct WebServer: Sendable {
+    public let hub: LiveHub
+    public let pin: GatePIN
+    public let attempts: PINAttempts
+    public let logger: Logger
+    /// Wall-clock seconds, for the PIN limiter (replaceable in tests).
+    public let now: @Sendable () -> Double
+
+    public init(hub: LiveHub, pin: GatePIN, attempts: PINAttempts = PINAttempts(), logger: Logger,
+                now: @escaping @Sendable () -> Double = WebServer.wallSeconds) {
+        self.hub = hub
+        self.pin = pin
+        self.attempts = attempts
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Unix seconds now.
+    public static let wallSeconds: @Sendable () -> Double = { Date().timeIntervalSince1970 }
+
+    public var bridge: GateBridge { hub.bridge }
+    public var book: any ResultsBook { hub.book }
+    public var settings: WebSettings { hub.settings }
+
+    /// The HTTP header carrying the PIN on control requests.
+    static let pinHeader = HTTPField.Name("X-Gate-PIN")!
+    /// The header name, for clients.
+    public static let pinHeaderName = "X-Gate-PIN"
+    /// Why: the history view pages 50 at a time; 1000 bounds one export-like page.
+    public static let maxPageSize = 1000
+
+    /// The application: routes, the live board WebSocket at `/api/ws`, and the hub service.
+    public func application(host: String, port: Int) -> some ApplicationProtocol {
+        let ws = Router(context: BasicWebSocketRequestContext.self)
+        addWebSocket(to: ws)
+        return Application(router: router(), server: .http1WebSocketUpgrade(webSocketRouter: ws),
+                           configuration: .init(address: .hostname(host, port: port), serverName: "sprintgate"),
+                           services: [hub], logger: logger)
+    }
+
+    /// Serves until the task is cancelled or the process ends (Hummingbird's threads).
+    /// Throws when the address cannot be bound.
+    public func serve(host: String, port: Int) async throws {
+        try await application(host: host, port: port).runService()
+    }
+
+    /// The live board: one text message per change, at most every `LiveHub.period`.
+    /// Clients send nothing; a closed socket ends the sender. The first message goes out
+    /// at once (the hub builds one if it has not yet).
+    public func addWebSocket(to router: Router<BasicWebSocketRequestContext>) {
+        let hub = self.hub
+        router.ws("/api/ws") { inbound, outbound, _ in
+            if hub.message().version == 0 { hub.refresh() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // Drain (and ignore) what the client sends until it closes.
+                    for try await _ in inbound {}
+                }
+                group.addTask {
+                    var sent: UInt64 = 0
+                    // Why: only the hub service refreshes (20 Hz); fifty clients each
+                    // refreshing would contend with the gate loop for the snapshot lock.
+                    while !Task.isCancelled {
+                        let (v, text) = hub.framed(now: monotonicNowNs())
+                        if v != sent {
+                            try await outbound.write(.text(text))
+                            sent = v
+                        }
+                        try await Task.sleep(for: LiveHub.period)
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// All HTTP routes (listed in docs/web-api.md).
+    public func router() -> Router<WebContext> {
+        let router = Router(context: WebContext.self)
+        let s = self
+        router.add(middleware: SecurityHeaders())
+
+        // Static page.
+        for asset in WebAssets.all {
+            router.get(RouterPath(asset.path)) { request, _ in asset.response(for: request) }
+        }
+        if let index = WebAssets.all.first(where: { $0.path == "/index.html" }) {
+            router.get("/") { request, _ in index.response(for: request) }
+        }
+
+        // Reading: no PIN.
+        router.get("/api/live") { _, _ in
+            s.hub.refresh()
+            return s.json(raw: s.hub.framed(now: monotonicNowNs()).text)
+        }
+        router.get("/api/settings") { _, _ in try s.json(s.settings) }
+        router.get("/api/athletes") { _, _ in
+            do { return try s.json(try s.book.athletes()) } catch { throw apiError(error) }
+        }
+        router.get("/api/results") { request, _ in
+            let q = try s.historyQuery(request.uri.queryParameters)
+            s.hub.refresh()
+            do { return try s.json(try s.book.history(q).map(s.view)) } catch { throw apiError(error) }
+        }
+        router.get("/api/results/:id") { _, context in
+            let id = try s.runID(context)
+            do { return try s.json(s.view(try s.book.run(id: id))) } catch { throw apiError(error) }
+        }
+        router.get("/api/results/:id/photo.jpg") { _, context in
+            let id = try s.runID(context)
+            let bytes: [UInt8]?
+            do { bytes = try s.book.photo(id: id) } catch { throw apiError(error) }
+            guard let bytes else { throw APIError(.notFound, field: "id", reason: "run \(id) has no photo-finish image") }
+            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        router.get("/api/results/:id/thumb/:file") { _, context in
+            let id = try s.runID(context)
+            guard let file = context.parameters.get("file"), file.hasSuffix(".jpg"),
+                  let index = Int(file.dropLast(4)), (0...63).contains(index) else {
+                throw APIError.invalid("file", "must be a thumbnail number 0...63 followed by .jpg")
+            }
+            let bytes: [UInt8]?
+            do { bytes = try s.book.thumbnail(id: id, index: index) } catch { throw apiError(error) }
+            guard let bytes else { throw APIError(.notFound, field: "file", reason: "run \(id) has no thumbnail \(index)") }
+            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        router.get("/api/bests") { request, _ in
+            let athlete = try s.optionalID(request.uri.queryParameters, "athlete")
+            do { return try s.json(try s.book.bests(athleteID: athlete).map(s.view)) } catch { throw apiError(error) }
+        }
+        router.get("/api/export.csv") { request, _ in
+            var q = try s.historyQuery(request.uri.queryParameters, defaultLimit: Int.max)
+            q.limit = request.uri.queryParameters["limit"] == nil ? Int.max : q.limit
+            let rows: [RunRecord]
+            do { rows = try s.book.history(q) } catch { throw apiError(error) }
+            return Response(status: .ok,
+                            headers: [.contentType: "text/csv; charset=utf-8",
+                                      .contentDisposition: "attachment; filename=\"sprintgate-results.csv\""],
+                            body: .init(byteBuffer: ByteBuffer(string: ResultsExport.csv(rows, settings: s.settings))))
+        }
+        router.get("/api/export.json") { request, _ in
+            var q = try s.historyQuery(request.uri.queryParameters, defaultLimit: Int.max)
+            q.limit = request.uri.queryParameters["limit"] == nil ? Int.max : q.limit
+            let rows: [RunRecord]
+            do { rows = try s.book.history(q) } catch { throw apiError(error) }
+            var r = try s.json(rows.map(s.view))
+            r.headers[.contentDisposition] = "attachment; filename=\"sprintgate-results.json\""
+            return r
+        }
+        CalculatorRoutes.add(to: router)
+
+        // Control: PIN.
+        router.post("/api/pin") { request, context in
+            let body = try await s.body(request, context)
+            guard let candidate = body["pin"] as? String else { throw APIError.invalid("pin", "a string of \(GatePIN.digits) digits is required") }
+            try s.checkPIN(candidate, context)
+            return Response(status: .noContent)
+        }
+        for (path, command) in [("/api/arm", GateCommand.arm), ("/api/start", .start), ("/api/reset", .reset)] {
+            router.post(RouterPath(path)) { request, context in
+                try s.requirePIN(request, context)
+                return try s.enqueue(command)
+            }
+        }
+        router.put("/api/config") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            let startType = try s.optionalString(body, "startType")
+            let preset = try s.optionalString(body, "preset")
+            guard startType != nil || preset != nil else {
+                throw APIError.invalid("startType", "give startType or preset")
+            }
+            if let t = startType, !s.settings.startTypes.contains(t) {
+                throw APIError.invalid("startType", "unknown start type '\(t)'; one of \(s.settings.startTypes.joined(separator: ", "))")
+            }
+            if let p = preset, !s.settings.presets.contains(where: { $0.id == p }) {
+                throw APIError.invalid("preset", "unknown preset '\(p)'")
+            }
+            let phase = s.bridge.snapshot.read().snapshot.phase
+            if ["running", "starting", "holding", "in-frame"].contains(phase) {
+                throw APIError(.conflict, field: "phase", reason: "a run is under way (\(phase)); reset first")
+            }
+            if let p = preset { _ = try s.enqueue(.setPreset(p)) }
+            if let t = startType { _ = try s.enqueue(.setStartType(t)) }
+            return try s.json(["queued": [preset.map { "preset \($0)" }, startType.map { "start type \($0)" }].compactMap { $0 }],
+                              status: .accepted)
+        }
+        router.post("/api/athletes") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            guard let raw = body["name"] as? String else { throw APIError.invalid("name", "a name is required") }
+            let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !name.isEmpty else { throw APIError.invalid("name", "the name is empty") }
+            guard name.count <= 60 else { throw APIError.invalid("name", "at most 60 characters") }
+            guard !name.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+                throw APIError.invalid("name", "control characters are not allowed")
+            }
+            do {
+                let a = try s.book.addAthlete(name: name)
+                s.hub.bookChanged()
+                return try s.json(a, status: .created)
+            } catch { throw apiError(error) }
+        }
+        router.put("/api/next-athlete") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            guard body.keys.contains("athleteId") else {
+                throw APIError.invalid("athleteId", "required (an athlete id, or null to clear)")
+            }
+            let id: Int64?
+            if body["athleteId"] is NSNull {
+                id = nil
+            } else if let v = WebServer.wholeNumber(body["athleteId"]), v >= 1 {
+                id = v
+            } else {
+                throw APIError.invalid("athleteId", "must be a positive whole number or null")
+            }
+            // Runs that finished before this request belong to the previous assignment.
+            s.hub.refresh()
+            do {
+                try s.book.assignNextRun(athleteID: id)
+                s.hub.bookChanged()
+                s.hub.refresh()
+                return try s.json(["nextAthlete": s.book.nextRunAthlete()])
+            } catch { throw apiError(error) }
+        }
+        router.delete("/api/results/:id") { request, context in
+            try s.requirePIN(request, context)
+            let id = try s.runID(context)
+            do {
+                try s.book.delete(id: id)
+                s.hub.bookChanged()
+                return Response(status: .noContent)
+            } catch { throw apiError(error) }
+        }
+        return router
+    }
+
+    // MARK: helpers
+
+    func view(_ r: RunRecord) -> RunView { RunView(run: r, speed: settings.speed(distance: r.distanceMetres, seconds: r.seconds)) }
+
+    func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try JSONEncoder.board.encode(value)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    func json(raw: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: raw)))
+    }
+
+    func enqueue(_ c: GateCommand) throws -> Response {
+        guard bridge.send(c) else {
+            throw APIError(.serviceUnavailable, field: "command", reason: "the gate is not taking commands (queue full); try again")
+        }
+        return try json(["queued": "\(c)"], status: .accepted)
+    }
+
+    func client(_ context: WebContext) -> String {
+        guard let a = context.remoteAddress else { return "unknown" }
+        return a.ipAddress ?? "\(a)"
+    }
+
+    func requirePIN(_ request: Request, _ context: WebContext) throws {
+        guard let candidate = request.headers[Self.pinHeader] else {
+            throw APIError(.unauthorized, field: "X-Gate-PIN", reason: "this action needs the gate's PIN (see `sprintgate status`)")
+        }
+        try checkPIN(candidate, context)
+    }
+
+    func checkPIN(_ candidate: String, _ context: WebContext) throws {
+        let who = client(context), t = now()
+        if let wait = attempts.retryAfter(client: who, now: t) {
+            throw APIError(.tooManyRequests, field: "pin", reason: "too many wrong PINs; wait and try again", retryAfter: wait)
+        }
+        guard pin.matches(candidate) else {
+            let wait = attempts.failed(client: who, now: t)
+            logger.notice("wrong PIN from \(who)")
+            if let wait {
+                throw APIError(.tooManyRequests, field: "pin", reason: "wrong PIN; too many tries, wait and try again", retryAfter: wait)
+            }
+            throw APIError(.unauthorized, field: "pin", reason: "wrong PIN")
+        }
+        attempts.succeeded(client: who)
+    }
+
+    func body(_ request: Request, _ context: WebContext) async throws -> [String: Any] {
+        var request = request
+        let buffer: ByteBuffer
+        do { buffer = try await request.collectBody(upTo: context.maxUploadSize) } catch {
+            throw APIError(.contentTooLarge, field: "body", reason: "at most \(context.maxUploadSize) bytes")
+        }
+        guard buffer.readableBytes > 0 else { throw APIError.invalid("body", "a JSON object is required") }
+        let data = Data(buffer.readableBytesView)
+        guard let obj = try? JSONSerialization.jsonObject(with: data), let dict = obj as? [String: Any] else {
+            throw APIError.invalid("body", "not a JSON object")
+        }
+        return dict
+    }
+
+    func optionalString(_ body: [String: Any], _ key: String) throws -> String? {
+        switch body[key] {
+        case nil, is NSNull: return nil
+        case let s as String:
+            guard !s.isEmpty, s.count <= 64 else { throw APIError.invalid(key, "must be 1 to 64 characters") }
+            return s
+        default: throw APIError.invalid(key, "must be a string")
+        }
+    }
+
+    func runID(_ context: WebContext) throws -> Int64 {
+        guard let raw = context.parameters.get("id"), let id = Int64(raw), id >= 1 else {
+            throw APIError.invalid("id", "must be a positive whole number")
+        }
+        return id
+    }
+
+    func optionalID(_ q: Parameters, _ key: String) throws -> Int64? {
+        guard let raw = q[key[...]] else { return nil }
+        guard let v = Int64(raw), v >= 1 else { throw APIError.invalid(key, "must be a positive whole number") }
+        return v
+    }
+
+    func historyQuery(_ p: Parameters, defaultLimit: Int = 50) throws -> HistoryQuery {
+        let known: Set<Substring> = ["athlete", "preset", "startType", "from", "to", "q", "sort", "order", "limit", "offset"]
+        for (k, _) in p where !known.contains(k) {
+            throw APIError.invalid(String(k), "unknown parameter; known: \(known.sorted().joined(separator: ", "))")
+        }
+        var q = HistoryQuery()
+        q.limit = min(defaultLimit, Self.maxPageSize)
+        q.athleteID = try optionalID(p, "athlete")
+        if let v = p["preset"] {
+            guard settings.presets.contains(where: { $0.id == v }) else { throw APIError.invalid("preset", "unknown preset '\(v)'") }
+            q.preset = String(v)
+        }
+        if let v = p["startType"] {
+            guard settings.startTypes.contains(String(v)) else { throw APIError.invalid("startType", "unknown start type '\(v)'") }
+            q.startType = String(v)
+        }
+        for key in ["from", "to"] {
+            guard let v = p[key[...]] else { continue }
+            guard let t = Self.parseTime(String(v)) else {
+                throw APIError.invalid(key, "a date (YYYY-MM-DD), an ISO 8601 time or Unix seconds")
+            }
+            if key == "from" { q.from = t } else { q.to = Self.isDateOnly(String(v)) ? t + 86_399.999 : t }
+        }
+        if let f = q.from, let t = q.to, f > t { throw APIError.invalid("from", "is after 'to'") }
+        if let v = p["q"] {
+            guard v.count <= 64 else { throw APIError.invalid("q", "at most 64 characters") }
+            q.search = String(v)
+        }
+        if let v = p["sort"] {
+            guard let sort = HistoryQuery.Sort(rawValue: String(v)) else {
+                throw APIError.invalid("sort", "one of \(HistoryQuery.Sort.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            q.sort = sort
+            // Why: a coach sorting by time wants the fastest first; by name, A to Z.
+            q.descending = sort == .date
+        }
+        if let v = p["order"] {
+            switch v {
+            case "asc": q.descending = false
+            case "desc": q.descending = true
+            default: throw APIError.invalid("order", "asc or desc")
+            }
+        }
+        if let v = p["limit"] {
+            guard let n = Int(v), (1...Self.maxPageSize).contains(n) else { throw APIError.invalid("limit", "1 to \(Self.maxPageSize)") }
+            q.limit = n
+        }
+        if let v = p["offset"] {
+            guard let n = Int(v), n >= 0 else { throw APIError.invalid("offset", "a whole number, 0 or more") }
+            q.offset = n
+        }
+        return q
+    }
+
+    /// A JSON number that is a whole number (not a boolean, not 1.5), else nil.
+    static func wholeNumber(_ value: Any?) -> Int64? {
+        guard let value, !(value is String), !(value is NSNull) else { return nil }
+        if "\(type(of: value))".contains("Bool") { return nil }
+        guard let n = value as? NSNumber else { return nil }
+        let d = n.doubleValue
+        guard d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
+        return Int64(d)
+    }
+
+    static func isDateOnly(_ s: String) -> Bool { s.count == 10 && s.dropFirst(4).first == "-" }
+
+    /// Unix seconds from `YYYY-MM-DD` (UTC midnight), ISO 8601 with zone, or a number.
+    static func parseTime(_ s: String) -> Double? {
+        if let v = Double(s), v.isFinite, v >= 0 { return v }
+        if isDateOnly(s) {
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withFullDate]
+            return f.date(from: s)?.timeIntervalSince1970
+        }
+        let f = ISO8601DateFormatter()
+        if let d = f.date(from: s) { return d.timeIntervalSince1970 }
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.date(from: s)?.timeIntervalSince1970
+    }
+}
+
+/// Headers every answer carries: the page works offline and never loads outside code.
+struct SecurityHeaders: RouterMiddleware {
+    typealias Context = WebContext
+    func handle(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response) async throws -> Response {
+        var r: Response
+        do { r = try await next(request, context) } catch let e as APIError {
+            r = try e.response(from: request, context: context)
+        } catch let e as HTTPError where e.status == .notFound {
+            r = try APIError(.notFound, field: "path", reason: "no such page or API route: \(request.uri.path)").response(from: request, context: context)
+        }
+        r.headers[.xContentTypeOptions] = "nosniff"
+        r.headers[HTTPField.Name("Content-Security-Policy")!] = "default-src 'self'; img-src 'self' data:; connect-src 'self'; style-src 'self'; script-src 'self'"
+        return r
+    }
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+// The page over the SQLite store: runs committed by the writer, PR flags, delete, athletes, photos.
+
+import Foundation
+import GateCore
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import SQLiteStore
+import Synchronization
+import Testing
+@testable import WebUI
+
+/// A web server over a `SQLiteResultsBook` on a fresh database in a temporary directory,
+/// with a `StoreWriter` feeding it as the daemon's storage thread does.
+final class StoreFixture: Sendable {
+    let directory: String
+    let store: RunStore
+    let book: SQLiteResultsBook
+    let writer: StoreWriter
+    let bridge: GateBridge
+    let server: WebServer
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "sprintgate-webui-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        store = try RunStore(directory: directory, logger: Logger(label: "test.store"))
+        let book = SQLiteResultsBook(store: store)
+        self.book = book
+        writer = StoreWriter(store: store, logger: Logger(label: "test.store"), onCommit: { book.committed($0) })
+        writer.start()
+        bridge = GateBridge(wake: {})
+        let hub = LiveHub(bridge: bridge, book: book, settings: Fixture.settings, logger: Logger(label: "test.web"))
+        server = WebServer(hub: hub, pin: GatePIN(value: Fixture.pin), logger: Logger(label: "test.web"), now: { 1_000_000 })
+    }
+
+    deinit {
+        writer.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func app() -> some ApplicationProtocol { Application(router: server.router()) }
+
+    /// A flying 30 m run as the storage thread assembles it: start at `startNs`, finish
+    /// `seconds` later, both crossings recorded.
+    static func run(_ seconds: Double, startNs: Int64 = 5_000_000_000, wallMs: Int64 = 1_700_000_000_000) -> StoredRun {
+        let total = Int64((seconds * 1e9).rounded())
+        let crossing = { (ns: Int64) in StoredCrossing(monoNs: ns, uncertaintyNs: 500_000, direction: "leftToRight", blobHeight: 80, speedPixelsPerSecond: 900) }
+        return StoredRun(startType: "flying", presetID: "flying-30m", distance: 30, wallStartMs: wallMs, startMonoNs: startNs, totalNs: total,
+                         splits: [StoredSplit(gateIndex: 1, distance: 30, timeNs: total, segmentNs: total, segmentSpeed: 30 / seconds, syncUncertaintyNs: 0)],
+                         crossings: [crossing(startNs), crossing(startNs + total)])
+    }
+
+    static let preset = StoredPreset(id: "flying-30m", title: "Flying 30 m", distance: 30, startType: "flying")
+
+    /// Submits `run` through the writer and waits (up to 5 s) until it is committed.
+    func commit(_ run: StoredRun) throws {
+        let before = writer.committed
+        #expect(writer.submit(run, preset: Self.preset))
+        let deadline = Date().addingTimeInterval(5)
+        while writer.committed == before {
+            guard Date() < deadline else { throw StoreFixtureError.timeout }
+            usleep(2_000)
+        }
+    }
+}
+
+enum StoreFixtureError: Error { case timeout }
+
+/// JPEG-shaped bytes (start and end markers around a 1×1 frame): what the store and the routes check.
+let tinyJPEG: [UInt8] = [
+    0xFF, 0xD8, 0xFF, 0xDB, 0x00, 0x43, 0x00, 0x08, 0x06, 0x06, 0x07, 0x06, 0x05, 0x08, 0x07, 0x07, 0x07, 0x09, 0x09,
+    0x08, 0x0A, 0x0C, 0x14, 0x0D, 0x0C, 0x0B, 0x0B, 0x0C, 0x19, 0x12, 0x13, 0x0F, 0x14, 0x1D, 0x1A, 0x1F, 0x1E, 0x1D,
+    0x1A, 0x1C, 0x1C, 0x20, 0x24, 0x2E, 0x27, 0x20, 0x22, 0x2C, 0x23, 0x1C, 0x1C, 0x28, 0x37, 0x29, 0x2C, 0x30, 0x31,
+    0x34, 0x34, 0x34, 0x1F, 0x27, 0x39, 0x3D, 0x38, 0x32, 0x3C, 0x2E, 0x33, 0x34, 0x32, 0xFF, 0xC0, 0x00, 0x0B, 0x08,
+    0x00, 0x01, 0x00, 0x01, 0x01, 0x01, 0x11, 0x00, 0xFF, 0xC4, 0x00, 0x14, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, 0xFF, 0xC4, 0x00, 0x14, 0x10, 0x01,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF,
+    0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00, 0x2A, 0x9F, 0xFF, 0xD9,
+]
+
+@Suite struct SQLiteBookTests {
+    @Test func committedRunAppearsInResultsWithItsPRFlag() async throws {
+        let f = try StoreFixture()
+        let ana = try f.book.addAthlete(name: "Ana")
+        let hub = f.server.hub
+        let v0 = hub.refresh()
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/next-athlete", method: .put, headers: pinHeader,
+                                     body: body("{\"athleteId\":\(ana.id)}")) { r in #expect(r.status == .ok) }
+        }
+        try f.commit(StoreFixture.run(3.10))
+        // The board learns of the committed run without anything on the results lane.
+        let v1 = hub.refresh()
+        #expect(v1 > v0)
+        let board = try #require(try JSONSerialization.jsonObject(with: Data(hub.message().json.utf8)) as? [String: Any])
+        let boardRuns = try #require(board["results"] as? [[String: Any]])
+        #expect(boardRuns.count == 1)
+        try f.book.assignNextRun(athleteID: ana.id)
+        try f.commit(StoreFixture.run(3.30, startNs: 20_000_000_000, wallMs: 1_700_000_060_000))
+        try f.book.assignNextRun(athleteID: ana.id)
+        try f.commit(StoreFixture.run(3.00, startNs: 40_000_000_000, wallMs: 1_700_000_120_000))
+        #expect(f.book.recentlyCommitted().map(\.bests.personal) == [true, false, true])
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/results", method: .get) { r in
+                #expect(r.status == .ok)
+                let rows = r.jsonArray
+                #expect(rows.count == 3)
+                let runs = rows.compactMap { $0["run"] as? [String: Any] }
+                // Newest first: 3.00 s (the PR now), 3.30 s, 3.10 s (no longer the PR).
+                #expect(runs.map { $0["seconds"] as? Double } == [3.0, 3.3, 3.1])
+                #expect(runs.map { $0["personalBest"] as? Bool } == [true, false, false])
+                #expect(runs.allSatisfy { $0["athleteName"] as? String == "Ana" })
+                #expect(rows.first?["speed"] as? Double == 10)
+            }
+            try await client.execute(uri: "/api/results?sort=time&order=asc&limit=1", method: .get) { r in
+                #expect((r.jsonArray.first?["run"] as? [String: Any])?["seconds"] as? Double == 3.0)
+            }
+            try await client.execute(uri: "/api/bests?athlete=\(ana.id)", method: .get) { r in
+                let runs = r.jsonArray.compactMap { $0["run"] as? [String: Any] }
+                #expect(runs.map { $0["seconds"] as? Double } == [3.0])
+            }
+            try await client.execute(uri: "/api/export.csv", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.text.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count == 4, "header and three runs")
+            }
+        }
+    }
+
+    @Test func loopResultsAreNotStoredTwice() throws {
+        let f = try StoreFixture()
+        #expect(f.book.storesRunsItself)
+        #expect(f.bridge.results.push(TimedRun(seconds: 3, startType: "flying", preset: "flying-30m", distanceMetres: 30, wallTime: 1_700_000_000)))
+        f.server.hub.refresh()
+        #expect(try f.store.count() == 0, "the storage thread writes runs; the results lane must not")
+        try f.commit(StoreFixture.run(3.0))
+        #expect(try f.store.count() == 1)
+    }
+
+    @Test func deleteAndAssignGoToTheStore() async throws {
+        let f = try StoreFixture()
+        try f.commit(StoreFixture.run(3.2))
+        let id = try #require(try f.store.history().first?.run.id)
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/athletes", method: .post, headers: pinHeader, body: body("{\"name\":\"Ben\"}")) { r in
+                #expect(r.status == .created)
+            }
+            try await client.execute(uri: "/api/athletes", method: .post, headers: pinHeader, body: body("{\"name\":\"ben\"}")) { r in
+                #expect(r.status == .conflict)
+            }
+            let ben = try #require(try f.store.athletes().first?.id)
+            try await client.execute(uri: "/api/next-athlete", method: .put, headers: pinHeader, body: body("{\"athleteId\":\(ben)}")) { r in
+                #expect(r.status == .ok)
+                #expect((r.json["nextAthlete"] as? [String: Any])?["name"] as? String == "Ben")
+            }
+            try await client.execute(uri: "/api/next-athlete", method: .put, headers: pinHeader, body: body("{\"athleteId\":999}")) { r in
+                #expect(r.status == .notFound)
+                #expect(r.errorField == "athleteId")
+            }
+            #expect(try f.store.nextRunAthlete()?.name == "Ben")
+            try await client.execute(uri: "/api/results/\(id)", method: .delete) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/api/results/\(id)", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            try await client.execute(uri: "/api/results/\(id)", method: .get) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/results/\(id)", method: .delete, headers: pinHeader) { r in #expect(r.status == .notFound) }
+        }
+        #expect(try f.store.count() == 0)
+        // The assignment survives until the next timed run, which takes it.
+        try f.commit(StoreFixture.run(3.4))
+        #expect(try f.store.history().first?.athleteName == "Ben")
+        #expect(f.book.nextRunAthlete() == nil)
+    }
+
+    @Test func photoAndThumbnailRoutesServeTheStoredJPEG() async throws {
+        let f = try StoreFixture()
+        try f.commit(StoreFixture.run(3.2))
+        let id = try #require(try f.store.history().first?.run.id)
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/results/\(id)/photo.jpg", method: .get) { r in #expect(r.status == .notFound) }
+            var thumb = tinyJPEG
+            thumb.append(0)
+            try f.store.savePhoto(runID: id, jpeg: tinyJPEG, thumbnails: [thumb])
+            f.book.photoSaved(runID: id)
+            try await client.execute(uri: "/api/results/\(id)/photo.jpg", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.contentType] == "image/jpeg")
+                #expect(Array(r.body.readableBytesView) == tinyJPEG)
+            }
+            try await client.execute(uri: "/api/results/\(id)/thumb/0.jpg", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(Array(r.body.readableBytesView) == thumb)
+            }
+            try await client.execute(uri: "/api/results/\(id)/thumb/1.jpg", method: .get) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/results/\(id)/thumb/x.jpg", method: .get) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.errorField == "file")
+            }
+            try await client.execute(uri: "/api/results/\(id + 1)/photo.jpg", method: .get) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/results/\(id)", method: .get) { r in
+                #expect((r.json["run"] as? [String: Any])?["hasPhoto"] as? Bool == true)
+            }
+        }
+    }
+}
+
+@Suite struct PhotoFinishMatcherTests {
+    static func committed(_ id: Int64, startNs: Int64, seconds: Double) -> StoredRun {
+        var r = StoreFixture.run(seconds, startNs: startNs)
+        r.id = id
+        return r
+    }
+
+    @Test func photoBeforeItsRunAndRunBeforeItsPhoto() {
+        var m = PhotoFinishMatcher<String>()
+        let run1 = Self.committed(1, startNs: 10_000_000_000, seconds: 3.1)
+        // The flying start's photo belongs to no run; the finish's does.
+        #expect(m.photo("start", crossingNs: 10_000_000_000) == nil)
+        #expect(m.photo("finish", crossingNs: 13_100_000_000) == nil)
+        #expect(m.run(run1) == "finish")
+        let run2 = Self.committed(2, startNs: 20_000_000_000, seconds: 2.9)
+        #expect(m.run(run2) == nil)
+        #expect(m.pendingRuns == 1)
+        #expect(m.photo("late", crossingNs: 22_900_000_000) == 2)
+        #expect(m.pendingRuns == 0)
+        // A photo 1 ms off is another crossing.
+        #expect(m.photo("other", crossingNs: 22_901_000_000) == nil)
+    }
+
+    @Test func falseStartsTakeNoPhotoAndOldPhotosAreDropped() {
+        var m = PhotoFinishMatcher<Int>(capacity: 2)
+        var fs = Self.committed(3, startNs: 1_000, seconds: 1)
+        fs.falseStart = true
+        fs.totalNs = nil
+        #expect(m.run(fs) == nil)
+        #expect(m.pendingRuns == 0)
+        for i in 0..<3 { #expect(m.photo(i, crossingNs: Int64(i) * 1_000_000_000) == nil) }
+        #expect(m.pendingPhotos == 2)
+        #expect(m.unmatchedPhotos == 1)
+        // Photo 0 was pushed out: a run finishing then finds nothing.
+        #expect(m.run(Self.committed(4, startNs: -3_000_000_000, seconds: 3)) == nil)
+        #expect(m.run(Self.committed(5, startNs: 0, seconds: 2)) == 2)
+    }
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test fixtures: a web server over a memory book, a counting wake-up and a settable clock.
+
+import Foundation
+import GateCore
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import Synchronization
+@testable import WebUI
+
+final class TestClock: Sendable {
+    let seconds = Mutex(1_000_000.0)
+    func advance(_ s: Double) { seconds.withLock { $0 += s } }
+    var now: Double { seconds.withLock { $0 } }
+}
+
+final class WakeCounter: Sendable {
+    let count = Atomic<Int>(0)
+}
+
+struct Fixture {
+    let server: WebServer
+    let bridge: GateBridge
+    let book: MemoryResultsBook
+    let clock: TestClock
+    let wakes: WakeCounter
+
+    static let pin = "482913"
+    static let settings = WebSettings(
+        gateName: "Test gate", startTypes: ["flying", "button-release", "countdown", "voice", "in-frame"],
+        presets: [
+            .init(id: "flying-30m", title: "Flying 30 m", distanceMetres: 30, startType: "flying", solo: false),
+            .init(id: "60m", title: "60 m", distanceMetres: 60, startType: "voice", solo: false),
+        ],
+        speedUnit: "m/s", details: ["board": "boards/test.toml"])
+
+    init() {
+        let wakes = WakeCounter()
+        bridge = GateBridge(wake: { wakes.count.add(1, ordering: .relaxed) })
+        book = MemoryResultsBook()
+        clock = TestClock()
+        self.wakes = wakes
+        let hub = LiveHub(bridge: bridge, book: book, settings: Self.settings, logger: Logger(label: "test.web"))
+        let clock = self.clock
+        server = WebServer(hub: hub, pin: GatePIN(value: Self.pin), logger: Logger(label: "test.web"), now: { clock.now })
+    }
+
+    func app() -> some ApplicationProtocol {
+        Application(router: server.router())
+    }
+
+    func run(_ seconds: Double, preset: String? = "flying-30m", at wall: Double = 1_700_000_000) -> TimedRun {
+        TimedRun(seconds: seconds, startType: "flying", preset: preset, distanceMetres: preset == "flying-30m" ? 30 : nil, wallTime: wall)
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+    var jsonArray: [[String: Any]] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] ?? [] }
+    /// The `error.field` of an API error body.
+    var errorField: String? { (json["error"] as? [String: Any])?["field"] as? String }
+}
+
+func body(_ s: String) -> ByteBuffer { ByteBuffer(string: s) }
+let pinHeader: HTTPFields = [HTTPField.Name("X-Gate-PIN")!: Fixture.pin, .contentType: "application/json"]
+let jsonHeader: HTTPFields = [.contentType: "application/json"]
+func wrongPIN(_ p: String = "000000") -> HTTPFields { [HTTPField.Name("X-Gate-PIN")!: p] }

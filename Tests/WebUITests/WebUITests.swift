@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: Apache-2.0
+// Routes, validation, PIN and rate limiting, history, export and the static page.
+
+import Foundation
+import GateCore
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import Synchronization
+import Testing
+@testable import WebUI
+
+@Suite struct StaticPageTests {
+    @Test func pageIsServedWithETagAndRevalidates() async throws {
+        let f = Fixture()
+        try await f.app().test(.router) { client in
+            let etag = try await client.execute(uri: "/", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.contentType] == "text/html; charset=utf-8")
+                #expect(r.text.contains("<title>SprintGate</title>"))
+                #expect(r.headers[.cacheControl] == "no-cache")
+                return try #require(r.headers[.eTag])
+            }
+            try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: etag]) { r in
+                #expect(r.status == .notModified)
+                #expect(r.body.readableBytes == 0)
+            }
+            try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: "\"stale\""]) { r in
+                #expect(r.status == .ok)
+            }
+            for (path, type) in [("/app.js", "text/javascript; charset=utf-8"), ("/app.css", "text/css; charset=utf-8"), ("/index.html", "text/html; charset=utf-8")] {
+                try await client.execute(uri: path, method: .get) { r in
+                    #expect(r.status == .ok)
+                    #expect(r.headers[.contentType] == type)
+                    #expect(r.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("default-src 'self'") == true)
+                }
+            }
+        }
+    }
+
+    @Test func pageLoadsNothingFromOutside() {
+        for a in WebAssets.all {
+            let text = String(decoding: a.bytes, as: UTF8.self)
+            #expect(!text.contains("http://") && !text.contains("https://"), "\(a.path) refers to an outside address")
+        }
+    }
+
+    @Test func unknownRouteIsJSON404() async throws {
+        try await Fixture().app().test(.router) { client in
+            try await client.execute(uri: "/api/nope", method: .get) { r in
+                #expect(r.status == .notFound)
+                #expect(r.errorField == "path")
+            }
+        }
+    }
+}
+
+@Suite struct LiveStateTests {
+    @Test func liveAndSettingsReflectTheSnapshot() async throws {
+        let f = Fixture()
+        f.bridge.snapshot.update {
+            $0.phase = "running"
+            $0.runStartMonoNs = 5_000_000_000
+            $0.peers = [.init(name: "start", role: "start", state: "synced", offsetMicroseconds: -120, uncertaintyMicroseconds: 35, lastSeenSecondsAgo: 0.4)]
+        }
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/live", method: .get) { r in
+                #expect(r.status == .ok)
+                let board = try #require(r.json["board"] as? [String: Any])
+                let gate = try #require(board["gate"] as? [String: Any])
+                #expect(gate["phase"] as? String == "running")
+                #expect(gate["runStartMonoNs"] as? Int == 5_000_000_000)
+                let peers = try #require(gate["peers"] as? [[String: Any]])
+                #expect(peers.first?["offsetMicroseconds"] as? Double == -120)
+                #expect((r.json["nowMonoNs"] as? Int ?? 0) > 0)
+            }
+            try await client.execute(uri: "/api/settings", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.json["gateName"] as? String == "Test gate")
+                #expect((r.json["presets"] as? [Any])?.count == 2)
+            }
+        }
+    }
+
+    @Test func snapshotVersionMovesOnlyOnChange() {
+        let cell = SnapshotCell()
+        let v0 = cell.version
+        cell.update { $0.phase = "idle" }
+        #expect(cell.version == v0)
+        cell.update { $0.phase = "armed" }
+        #expect(cell.version == v0 + 1)
+    }
+
+    @Test func finishedRunsReachTheBoardWithSpeed() throws {
+        let f = Fixture()
+        let hub = f.server.hub
+        let v0 = hub.refresh()
+        #expect(f.bridge.results.push(f.run(3.0)))
+        let v1 = hub.refresh()
+        #expect(v1 == v0 + 1)
+        let json = hub.message().json
+        let obj = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let results = try #require(obj["results"] as? [[String: Any]])
+        #expect(results.count == 1)
+        #expect(results.first?["speed"] as? Double == 10)
+        #expect(hub.refresh() == v1, "nothing changed, no new message")
+    }
+}
+
+@Suite struct ControlTests {
+    @Test func controlNeedsThePIN() async throws {
+        let f = Fixture()
+        try await f.app().test(.router) { client in
+            for path in ["/api/arm", "/api/start", "/api/reset"] {
+                try await client.execute(uri: path, method: .post) { r in
+                    #expect(r.status == .unauthorized)
+                    #expect(r.errorField == "X-Gate-PIN")
+                }
+            }
+            #expect(f.bridge.commands.count == 0)
+            try await client.execute(uri: "/api/arm", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+            try await client.execute(uri: "/api/start", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+            try await client.execute(uri: "/api/reset", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+        }
+        #expect(f.bridge.commands.pop() == .arm)
+        #expect(f.bridge.commands.pop() == .start)
+        #expect(f.bridge.commands.pop() == .reset)
+        #expect(f.wakes.count.load(ordering: .relaxed) == 3)
+    }
+
+    @Test func readingNeedsNoPIN() async throws {
+        try await Fixture().app().test(.router) { client in
+            for path in ["/api/live", "/api/settings", "/api/athletes", "/api/results", "/api/bests", "/api/export.csv", "/api/export.json"] {
+                try await client.execute(uri: path, method: .get) { r in #expect(r.status == .ok, "\(path)") }
+            }
+        }
+    }
+
+    @Test func wrongPINsAreRateLimitedPerClientWithBackOff() async throws {
+        let f = Fixture()
+        try await f.app().test(.router) { client in
+            for _ in 0..<f.server.attempts.freeFailures {
+                try await client.execute(uri: "/api/arm", method: .post, headers: wrongPIN()) { r in
+                    #expect(r.status == .unauthorized)
+                    #expect(r.errorField == "pin")
+                }
+            }
+            try await client.execute(uri: "/api/arm", method: .post, headers: wrongPIN()) { r in
+                #expect(r.status == .tooManyRequests)
+                #expect(r.headers[.retryAfter] == "2")
+            }
+            // Blocked: even the right PIN waits.
+            try await client.execute(uri: "/api/arm", method: .post, headers: pinHeader) { r in
+                #expect(r.status == .tooManyRequests)
+            }
+            f.clock.advance(2.5)
+            try await client.execute(uri: "/api/arm", method: .post, headers: wrongPIN()) { r in
+                #expect(r.status == .tooManyRequests)
+                #expect(r.headers[.retryAfter] == "4", "the wait doubles")
+            }
+            f.clock.advance(4.5)
+            try await client.execute(uri: "/api/pin", method: .post, headers: jsonHeader, body: body(#"{"pin":"\#(Fixture.pin)"}"#)) { r in
+                #expect(r.status == .noContent)
+            }
+            // A correct PIN clears the record: three free tries again.
+            try await client.execute(uri: "/api/arm", method: .post, headers: wrongPIN()) { r in #expect(r.status == .unauthorized) }
+        }
+        #expect(f.bridge.commands.count == 0)
+    }
+
+    @Test func limiterCapsTheWait() {
+        let a = PINAttempts(freeFailures: 0, baseDelay: 2, maxDelay: 300)
+        var last = 0.0
+        for _ in 0..<40 { last = a.failed(client: "x", now: 0) ?? 0 }
+        #expect(last == 300)
+        #expect(a.retryAfter(client: "y", now: 0) == nil, "other clients are not affected")
+    }
+
+    @Test func pinRouteValidates() async throws {
+        try await Fixture().app().test(.router) { client in
+            try await client.execute(uri: "/api/pin", method: .post, headers: jsonHeader, body: body(#"{"pin":123456}"#)) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.errorField == "pin")
+            }
+            try await client.execute(uri: "/api/pin", method: .post, headers: jsonHeader, body: body("not json")) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.errorField == "body")
+            }
+        }
+    }
+
+    @Test func configValidatesAndQueues() async throws {
+        let f = Fixture()
+        try await f.app().test(.router) { client in
+            let cases: [(String, String)] = [
+                (#"{}"#, "startType"),
+                (#"{"startType":"rocket"}"#, "startType"),
+                (#"{"startType":7}"#, "startType"),
+                (#"{"preset":"marathon"}"#, "preset"),
+                (#"[1,2]"#, "body"),
+                ("", "body"),
+            ]
+            for (b, field) in cases {
+                try await client.execute(uri: "/api/config", method: .put, headers: pinHeader, body: body(b)) { r in
+                    #expect(r.status == .badRequest, "\(b)")
+                    #expect(r.errorField == field, "\(b)")
+                }
+            }
+            try await client.execute(uri: "/api/config", method: .put, headers: pinHeader, body: body(#"{"preset":"60m","startType":"countdown"}"#)) { r in
+                #expect(r.status == .accepted)
+            }
+            f.bridge.snapshot.update { $0.phase = "running" }
+            try await client.execute(uri: "/api/config", method: .put, headers: pinHeader, body: body(#"{"startType":"flying"}"#)) { r in
+                #expect(r.status == .conflict)
+                #expect(r.errorField == "phase")
+            }
+        }
+        #expect(f.bridge.commands.pop() == .setPreset("60m"))
+        #expect(f.bridge.commands.pop() == .setStartType("countdown"))
+        #expect(f.bridge.commands.pop() == nil)
+    }
+
+    @Test func fullCommandQueueAnswers503() async throws {
+        let f = Fixture()
+        for _ in 0..<GateBridge.commandCapacity { _ = f.bridge.send(.arm) }
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/reset", method: .post, headers: pinHeader) { r in
+                #expect(r.status == .serviceUnavailable)
+                #expect(r.errorField == "command")
+            }
+        }
+    }
+}
+
+@Suite struct HistoryTests {
+    @Test func athletesAssignmentAndPersonalBests() async throws {
+        let f = Fixture()
+        try await f.app().test(.router) { client in
+            for (b, field) in [(#"{}"#, "name"), (#"{"name":"   "}"#, "name"), (#"{"name":"a\u0007b"}"#, "name"),
+                               (#"{"name":"\#(String(repeating: "x", count: 61))"}"#, "name")] {
+                try await client.execute(uri: "/api/athletes", method: .post, headers: pinHeader, body: body(b)) { r in
+                    #expect(r.status == .badRequest, "\(b)")
+                    #expect(r.errorField == field)
+                }
+            }
+            try await client.execute(uri: "/api/athletes", method: .post, headers: jsonHeader, body: body(#"{"name":"Ada"}"#)) { r in
+                #expect(r.status == .unauthorized)
+            }
+            let ada = try await client.execute(uri: "/api/athletes", method: .post, headers: pinHeader, body: body(#"{"name":"Ada"}"#)) { r in
+                #expect(r.status == .created)
+                return try #require(r.json["id"] as? Int)
+            }
+            try await client.execute(uri: "/api/athletes", method: .post, headers: pinHeader, body: body(#"{"name":"ada"}"#)) { r in
+                #expect(r.status == .conflict)
+            }
+            for (b, status) in [(#"{}"#, HTTPResponse.Status.badRequest), (#"{"athleteId":"1"}"#, .badRequest), (#"{"athleteId":1.5}"#, .badRequest),
+                                (#"{"athleteId":true}"#, .badRequest), (#"{"athleteId":0}"#, .badRequest), (#"{"athleteId":999}"#, .notFound)] {
+                try await client.execute(uri: "/api/next-athlete", method: .put, headers: pinHeader, body: body(b)) { r in
+                    #expect(r.status == status, "\(b)")
+                    #expect(r.errorField == "athleteId", "\(b)")
+                }
+            }
+            try await client.execute(uri: "/api/next-athlete", method: .put, headers: pinHeader, body: body(#"{"athleteId":\#(ada)}"#)) { r in
+                #expect(r.status == .ok)
+                #expect((r.json["nextAthlete"] as? [String: Any])?["name"] as? String == "Ada")
+            }
+            // The next finished run is Ada's and a PR; the assignment is used up.
+            f.bridge.results.push(f.run(3.20))
+            try await client.execute(uri: "/api/results", method: .get) { r in
+                let row = try #require(r.jsonArray.first)
+                let run = try #require(row["run"] as? [String: Any])
+                #expect(run["athleteName"] as? String == "Ada")
+                #expect(run["personalBest"] as? Bool == true)
+            }
+            #expect(f.book.nextRunAthlete() == nil)
+            try await client.execute(uri: "/api/next-athlete", method: .put, headers: pinHeader, body: body(#"{"athleteId":\#(ada)}"#)) { _ in }
+            f.bridge.results.push(f.run(3.40))
+            try await client.execute(uri: "/api/next-athlete", method: .put, headers: pinHeader, body: body(#"{"athleteId":\#(ada)}"#)) { _ in }
+            f.bridge.results.push(f.run(3.10))
+            try await client.execute(uri: "/api/results?sort=date&order=asc", method: .get) { r in
+                let pbs = r.jsonArray.compactMap { ($0["run"] as? [String: Any])?["personalBest"] as? Bool }
+                #expect(pbs == [true, false, true])
+            }
+            try await client.execute(uri: "/api/bests", method: .get) { r in
+                #expect(r.jsonArray.count == 1)
+                #expect((r.jsonArray.first?["run"] as? [String: Any])?["seconds"] as? Double == 3.10)
+            }
+            try await client.execute(uri: "/api/athletes", method: .get) { r in
+                #expect(r.jsonArray.map { $0["name"] as? String } == ["Ada"])
+            }
+        }
+    }
+
+    @Test func historyFiltersSortsSearchesAndValidates() async throws {
+        let f = Fixture()
+        let bo = try f.book.addAthlete(name: "Bo")
+        for (i, t) in [3.5, 3.1, 3.3].enumerated() {
+            if i == 1 { try f.book.assignNextRun(athleteID: bo.id) }
+            _ = try f.book.record(f.run(t, at: 1_700_000_000 + Double(i) * 86_400))
+        }
+        _ = try f.book.record(f.run(7.4, preset: "60m", at: 1_700_000_000 + 3 * 86_400))
+        try await f.app().test(.router) { client in
+            func seconds(_ uri: String) async throws -> [Double] {
+                try await client.execute(uri: uri, method: .get) { r in
+                    #expect(r.status == .ok, "\(uri)")
+                    return r.jsonArray.compactMap { ($0["run"] as? [String: Any])?["seconds"] as? Double }
+                }
+            }
+            #expect(try await seconds("/api/results") == [7.4, 3.3, 3.1, 3.5])
+            #expect(try await seconds("/api/results?sort=time") == [3.1, 3.3, 3.5, 7.4])
+            #expect(try await seconds("/api/results?sort=time&order=desc&limit=2") == [7.4, 3.5])
+            #expect(try await seconds("/api/results?sort=time&offset=3") == [7.4])
+            #expect(try await seconds("/api/results?preset=60m") == [7.4])
+            #expect(try await seconds("/api/results?athlete=\(bo.id)") == [3.1])
+            #expect(try await seconds("/api/results?q=BO") == [3.1])
+            #expect(try await seconds("/api/results?from=2023-11-15&to=2023-11-16") == [3.3, 3.1])
+            #expect(try await seconds("/api/results?from=1700086400") == [7.4, 3.3, 3.1])
+            let bad: [(String, String)] = [
+                ("sort=fastest", "sort"), ("order=up", "order"), ("limit=0", "limit"), ("limit=5000", "limit"),
+                ("offset=-1", "offset"), ("athlete=x", "athlete"), ("preset=marathon", "preset"), ("startType=rocket", "startType"),
+                ("from=yesterday", "from"), ("from=2024-01-02&to=2024-01-01", "from"), ("colour=red", "colour"),
+                ("q=\(String(repeating: "z", count: 65))", "q"),
+            ]
+            for (query, field) in bad {
+                try await client.execute(uri: "/api/results?\(query)", method: .get) { r in
+                    #expect(r.status == .badRequest, "\(query)")
+                    #expect(r.errorField == field, "\(query)")
+                }
+            }
+        }
+    }
+
+    @Test func deleteNeedsPINAndValidID() async throws {
+        let f = Fixture()
+        let r1 = try f.book.record(f.run(3.0))
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/results/\(r1.id)", method: .delete) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/api/results/abc", method: .delete, headers: pinHeader) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.errorField == "id")
+            }
+            try await client.execute(uri: "/api/results/99", method: .delete, headers: pinHeader) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/results/\(r1.id)", method: .get) { r in #expect(r.status == .ok) }
+            try await client.execute(uri: "/api/results/\(r1.id)", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            try await client.execute(uri: "/api/results/\(r1.id)", method: .get) { r in #expect(r.status == .notFound) }
+        }
+    }
+
+    @Test func exportsAndPhoto() async throws {
+        let f = Fixture()
+        let ada = try f.book.addAthlete(name: "=Ada, \"the\" fast")
+        try f.book.assignNextRun(athleteID: ada.id)
+        let r1 = try f.book.record(f.run(3.0))
+        _ = try f.book.record(f.run(7.5, preset: "60m"))
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/export.csv?preset=flying-30m", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.contentDisposition]?.contains("sprintgate-results.csv") == true)
+                let lines = r.text.split(separator: "\r\n")
+                #expect(lines.count == 2)
+                #expect(lines[0] == Substring(ResultsExport.header))
+                #expect(lines[1].contains(#""'=Ada, ""the"" fast""#), "quoted and defused: \(lines[1])")
+                #expect(lines[1].contains(",3.000,"))
+                #expect(lines[1].contains(",10.00,m/s,yes"))
+            }
+            try await client.execute(uri: "/api/export.json", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.jsonArray.count == 2)
+            }
+            try await client.execute(uri: "/api/export.csv?sort=bogus", method: .get) { r in #expect(r.status == .badRequest) }
+            try await client.execute(uri: "/api/results/\(r1.id)/photo.jpg", method: .get) { r in
+                #expect(r.status == .notFound)
+                #expect(r.errorField == "id")
+            }
+            try f.book.storePhoto(id: r1.id, jpeg: [0xFF, 0xD8, 0xFF, 0xD9])
+            try await client.execute(uri: "/api/results/\(r1.id)/photo.jpg", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.contentType] == "image/jpeg")
+                #expect(Array(r.body.readableBytesView) == [0xFF, 0xD8, 0xFF, 0xD9])
+            }
+        }
+    }
+}
+
+@Suite struct PINFileTests {
+    @Test func createdOnceThenReadBack() throws {
+        let dir = NSTemporaryDirectory() + "sg-pin-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try GatePIN.load(directory: dir) == nil)
+        let a = try GatePIN.loadOrCreate(directory: dir)
+        #expect(GatePIN.isWellFormed(a.value))
+        #expect(try GatePIN.loadOrCreate(directory: dir) == a)
+        let mode = try FileManager.default.attributesOfItem(atPath: dir + "/web.pin")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        try "12ab\n".write(toFile: dir + "/web.pin", atomically: true, encoding: .utf8)
+        #expect(throws: PINFileError.self) { try GatePIN.load(directory: dir) }
+    }
+
+    @Test func matchingIsExact() {
+        let p = GatePIN(value: "123456")
+        #expect(p.matches("123456"))
+        #expect(!p.matches("123457"))
+        #expect(!p.matches("12345"))
+        #expect(!p.matches("1234567"))
+    }
+}
