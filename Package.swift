@@ -11,6 +11,10 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+// Modules whose tests reach internal API (`@testable import`) are compiled for testing in
+// every configuration, because `scripts/test` runs the tests on an optimised build.
+let testableSettings: [SwiftSetting] = strictSettings + [.unsafeFlags(["-enable-testing"])]
+
 let package = Package(
     name: "sprintgate",
     products: [
@@ -21,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
     ],
     targets: [
         // Pure core: value types, time domains, frame views, errors. No Foundation.
@@ -38,7 +46,7 @@ let package = Package(
         // The timing policy: start types, laps, feedback; a state machine over ports' events.
         .target(
             name: "Engine",
-            dependencies: ["GateCore", "Detector"],
+            dependencies: ["GateCore", "Detector", "PhotoFinish"],
             swiftSettings: strictSettings
         ),
         // Board and gate configuration files (TOML) decoded into typed values.
@@ -46,6 +54,58 @@ let package = Package(
             name: "GateConfig",
             dependencies: ["GateCore", "Detector", "Engine", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strictSettings
+        ),
+        // Clock synchronisation: sample filter, regression of offset and drift, peer model. No Foundation.
+        .target(
+            name: "ClockSync",
+            dependencies: ["GateCore"],
+            swiftSettings: strictSettings
+        ),
+        // The peer protocol on the wire: message set, compact binary codec, NTP timestamps. No Foundation.
+        .target(
+            name: "PeerWire",
+            dependencies: ["GateCore"],
+            swiftSettings: strictSettings
+        ),
+        // Datagram authentication from the pairing code, with replay protection.
+        .target(
+            name: "PeerAuth",
+            dependencies: ["PeerWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        // Multi-gate races: session state machine, roles, retransmission, discovery, sync per peer.
+        .target(
+            name: "Race",
+            dependencies: ["GateCore", "PeerWire", "PeerAuth", "ClockSync"],
+            swiftSettings: strictSettings
+        ),
+        // Photo-finish images: ring of gate columns and thumbnails, slit-scan composite. No Foundation.
+        .target(
+            name: "PhotoFinish",
+            dependencies: ["GateCore"],
+            swiftSettings: strictSettings
+        ),
+        // Athletics calculators: wind adjustment and equivalent performances. No Foundation.
+        .target(
+            name: "Calculators",
+            swiftSettings: strictSettings
+        ),
+        // Results, athletes and history in SQLite (GRDB, WAL), written on its own thread.
+        .target(
+            name: "SQLiteStore",
+            dependencies: ["GateCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+            swiftSettings: testableSettings
+        ),
+        // The gate's web page and API: Hummingbird routes and the live WebSocket board.
+        .target(
+            name: "WebUI",
+            dependencies: [
+                "GateCore", "SQLiteStore", "Calculators",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: testableSettings
         ),
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.
         .target(
@@ -79,6 +139,7 @@ let package = Package(
             name: "sprintgate",
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
+                "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -92,6 +153,38 @@ let package = Package(
         .executableTarget(
             name: "DetectorBench",
             dependencies: ["GateCore", "Detector", "Engine", "GateSim"],
+            swiftSettings: strictSettings
+        ),
+        // Clock sync error against simulated truth: loopback and impaired profiles (BENCHMARKS.md).
+        .executableTarget(
+            name: "SyncBench",
+            dependencies: ["GateCore", "ClockSync"],
+            swiftSettings: strictSettings
+        ),
+        // UDP impairment proxy for multi-gate tests: delay, jitter, loss, duplication, reordering.
+        .executableTarget(
+            name: "UDPImpair",
+            dependencies: ["CLinuxSys"],
+            swiftSettings: strictSettings
+        ),
+        // Writes runs until killed: the results database's power-loss test SIGKILLs it mid-write.
+        .executableTarget(
+            name: "StoreCrashWriter",
+            dependencies: ["GateCore", "SQLiteStore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "ClockSyncTests", dependencies: ["GateCore", "ClockSync"], swiftSettings: strictSettings),
+        .testTarget(name: "PeerWireTests", dependencies: ["GateCore", "PeerWire", "PeerAuth"], swiftSettings: strictSettings),
+        .testTarget(name: "RaceTests", dependencies: ["GateCore", "PeerWire", "PeerAuth", "ClockSync", "Race"], swiftSettings: strictSettings),
+        .testTarget(name: "PhotoFinishTests", dependencies: ["GateCore", "PhotoFinish", "CMallocCounter"], swiftSettings: strictSettings),
+        .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
+        .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "WebUITests",
+            dependencies: [
+                "GateCore", "SQLiteStore", "WebUI",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CoreTests", dependencies: ["GateCore"], swiftSettings: strictSettings),

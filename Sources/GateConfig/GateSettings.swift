@@ -29,6 +29,8 @@ public struct GateSettings: Sendable {
     public var minVelocity: Double?
     public var motionThreshold: Int?
     public var rowReadout: Span
+    /// The `[peers]` table: multi-gate racing, off when the table is absent.
+    public var peers: PeerSettings?
 
     /// The detector settings for frames of `width` (the gate line defaults to the middle).
     public func detectorConfig(width: Int) -> DetectorConfig {
@@ -56,7 +58,7 @@ public struct GateSettings: Sendable {
             throw ConfigError(code: .syntax, file: file, keyPath: "", message: "\(error)")
         }
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera"])
+        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers"])
         source = file
         let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
@@ -134,7 +136,73 @@ public struct GateSettings: Sendable {
                 self.board.camera.exposureMicroseconds = e
             }
         }
+        peers = try doc.table("peers").map { t throws(ConfigError) in try PeerSettings(t) }
         self.engine = engine
         if let problem = engine.validate() { throw doc.error(.invalidValue, "start", problem) }
+    }
+}
+
+/// The `[peers]` table: this gate's part in a multi-gate race.
+///
+/// ```toml
+/// [peers]
+/// pairing_code = "TRACK-2024"   # the same on every gate of the group
+/// role = "gate"                 # "host" (keeps the results) or "gate"
+/// port = 47210                  # UDP port, the same on every gate
+/// host = "192.168.4.1"          # gate only, optional: the host's address when
+///                               # broadcast discovery cannot reach it
+/// ```
+public struct PeerSettings: Sendable, Hashable {
+    public enum Role: String, Sendable, Hashable, CaseIterable { case host, gate }
+    /// Normalised later by the key derivation; checked here for length and characters.
+    public var pairingCode: String
+    public var role: Role
+    public var port: UInt16
+    /// Gate only: the host's IPv4 address (announces go there instead of broadcast).
+    public var hostAddress: String?
+
+    /// The default port. Why 47 210: unassigned by IANA and above the ranges phones'
+    /// hotspots and common LAN services use (the race protocol's default too).
+    public static let defaultPort: UInt16 = 47_210
+    /// Letters and digits a pairing code holds, at least and at most (the key derivation's limits).
+    public static let codeLength = 6...64
+
+    public init(pairingCode: String, role: Role, port: UInt16 = defaultPort, hostAddress: String? = nil) {
+        self.pairingCode = pairingCode
+        self.role = role
+        self.port = port
+        self.hostAddress = hostAddress
+    }
+
+    init(_ t: TableReader) throws(ConfigError) {
+        try t.checkKeys(["pairing_code", "role", "port", "host"])
+        guard let code = try t.string("pairing_code", "the group's pairing code, e.g. \"TRACK-2024\"") else {
+            throw t.error(.missingKey, "pairing_code", "missing; expected the pairing code shared by every gate of the group")
+        }
+        let allowed = code.unicodeScalars.allSatisfy { (("0"..."9").contains($0) || ("A"..."Z").contains($0) || ("a"..."z").contains($0) || $0 == " " || $0 == "-") }
+        let significant = code.unicodeScalars.filter { $0 != " " && $0 != "-" }.count
+        guard allowed else {
+            throw t.error(.invalidValue, "pairing_code", "may hold only letters A-Z, digits, spaces and hyphens")
+        }
+        guard Self.codeLength.contains(significant) else {
+            throw t.error(.outOfRange, "pairing_code", "has \(significant) letters or digits; expected \(Self.codeLength.lowerBound)...\(Self.codeLength.upperBound)")
+        }
+        pairingCode = code
+        guard let roleText = try t.string("role", "host or gate") else {
+            throw t.error(.missingKey, "role", "missing; expected host or gate")
+        }
+        guard let role = Role(rawValue: roleText) else {
+            throw t.error(.notOneOf, "role", "\"\(roleText)\" is not one of host, gate")
+        }
+        self.role = role
+        port = UInt16(try t.optionalInt("port", in: 1...65535) ?? Int(Self.defaultPort))
+        hostAddress = try t.string("host", "the host gate's IPv4 address, e.g. \"192.168.4.1\"")
+        if let h = hostAddress {
+            let parts = h.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else {
+                throw t.error(.invalidValue, "host", "\"\(h)\" is not an IPv4 address like 192.168.4.1")
+            }
+            guard role == .gate else { throw t.error(.invalidValue, "host", "only a gate names its host (role is host)") }
+        }
     }
 }

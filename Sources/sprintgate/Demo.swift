@@ -4,8 +4,12 @@
 import ArgumentParser
 import Detector
 import Engine
+import Foundation
 import GateCore
 import GateSim
+import LinuxHardware
+import Logging
+import WebUI
 
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,12 +19,48 @@ struct DemoCommand: ParsableCommand {
             The clip is rendered from its scene description, so it ships inside the binary. \
             The gate is armed for a flying start: the first runner's crossing starts the clock \
             and the second's stops it. LEDs and buzzer are simulated and printed.
+
+            With --web PORT the demo runs in real time instead, replaying the clip over and \
+            over, and serves the gate's web page and live board on that port (the PIN is \
+            printed and kept in --state-dir). It prints the stats line every 10 s and a \
+            summary at the end (frames, late wake-ups, worst latency).
             """)
 
     @Flag(help: "Only the crossings, one JSON object per line.")
     var json = false
 
+    @Option(help: "Serve the web page on this port and run in real time, looping the clip.")
+    var web: Int?
+
+    @Option(help: "Address the web page listens on (with --web).")
+    var webHost = "127.0.0.1"
+
+    @Option(help: "Frame rate of the rendered clip (with --web), 30...1000.")
+    var fps: Double = 120
+
+    @Option(help: "State directory for the web PIN (with --web).")
+    var stateDir = "/tmp/sprintgate-demo"
+
+    @Option(help: "Stop after this many seconds (with --web); runs until stopped by default.")
+    var seconds: Double?
+
+    @Option(help: "With --web: UDP port of the NTP server (serves the gate's clock); 0 turns it off. Default: 123 as root, off otherwise.")
+    var ntpPort: Int?
+
+    @Option(help: ArgumentHelp("For tests only: skew the served clock by OFFSET_MS,PPM.", visibility: .hidden))
+    var testClockSkew: String?
+
+    @OptionGroup(title: "Multi-gate race (with --web)")
+    var peers: PeerArguments
+
     func run() throws {
+        if let port = web {
+            guard (1...65535).contains(port) else { fail("--web \(port) is not a port (1...65535)") }
+            guard (30...1000).contains(fps) else { fail("--fps \(fps) is outside 30...1000") }
+            if let s = seconds, !(s > 0) { fail("--seconds must be positive") }
+            try runLive(port: port)
+            return
+        }
         guard let spec = SceneCatalog.scene("two-runners", fps: 120, variant: 3) else { fail("demo scene missing") }
         if json {
             for c in replayScene(spec) { print(c.json) }
@@ -68,5 +108,90 @@ struct DemoCommand: ParsableCommand {
         print("")
         print("\(loop.stats.crossings) crossing(s) detected, \(truth.count) expected; "
             + "true time between them \(ClipCrossing.fixed(truth[1].time - truth[0].time, 3)) s.")
+    }
+}
+
+extension DemoCommand {
+    /// The demo clip in real time on the epoll loop, with the web page on Hummingbird's
+    /// threads: page commands wake the loop through its eventfd.
+    func runLive(port: Int) throws {
+        guard let spec = SceneCatalog.scene("two-runners", fps: fps, variant: 3) else { fail("demo scene missing at \(fps) fps") }
+        var log = Logger(label: "sprintgate.web")
+        log.logLevel = .notice
+        do { try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true) } catch {
+            fail("cannot create --state-dir \(stateDir): \(error.localizedDescription)")
+        }
+        var epoll: EpollLoop
+        do { epoll = try EpollLoop() } catch { fail(error.description) }
+        let preset = Preset.named("flying-30m")
+        var config = EngineConfig()
+        config.startType = .flying
+        // Results and photo finishes go to the SQLite store under --state-dir, as on a gate.
+        let storage = GateStorage.start(stateDirectory: stateDir, demoPreset: preset, log: log)
+        let web: WebGate
+        do {
+            web = try WebGate(gateName: "SprintGate demo", stateDirectory: stateDir, config: config, preset: preset,
+                              speedUnit: .metresPerSecond,
+                              details: ["camera": "demo clip \(spec.width)x\(spec.height) at \(Int(fps)) fps",
+                                        "state directory": stateDir, "mode": "demo (simulated lines, no sound)"],
+                              book: storage.book, wakeFD: epoll.wakeFD, log: log)
+        } catch { fail("\(error)") }
+        web.start(host: webHost, port: port)
+        print("web PIN: \(web.server.pin.value)")
+        // Why: half a second between passes lets the detector see an empty gate again.
+        let gap = Span.milliseconds(500)
+        var passStart = Sys.monotonicNow() + gap
+        var camera = ReplayFrameSource(spec: spec, start: passStart)
+        do { try camera.open() } catch { fail(error.description) }
+        let detector = PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height)
+        var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: config))
+        storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: detectorConfig(for: spec).gateX, fps: fps, log: log)
+        let t0 = Sys.monotonicNow()
+        var peerLog = Logger(label: "sprintgate.peer")
+        peerLog.logLevel = .info
+        let services = GateServices(storage: storage, web: web, ntpPort: ntpPort, testClockSkew: testClockSkew, peers: peers,
+                                    peerSettings: nil, stateDirectory: stateDir, epoll: epoll, now: t0, peerLog: peerLog, log: log)
+        services.install(on: &loop) { event in
+            switch event {
+            case let .statsLine(line): print(StatsWindow.header + "\n" + line)
+            case let .action(.finished(_, time), _): print("finished: \(ClipCrossing.fixed(time.seconds, 3)) s")
+            default: break
+            }
+        }
+        loop.command(.arm, now: t0)
+        let mode = "\(spec.width)x\(spec.height) GREY \(Int(fps)) fps (demo clip)"
+        let end = seconds.map { t0 + .seconds($0) }
+        let period = 1 / fps
+        var lateWakeups: UInt64 = 0
+        var iterations: UInt64 = 0
+        var passes = 1
+        while true {
+            let now0 = Sys.monotonicNow()
+            let k = max(0, (now0.since(passStart).seconds / period).rounded(.down) + 1)
+            let nextFrame = passStart + .seconds(k * period)
+            let (now, _) = epoll.wait(until: min(nextFrame, now0 + .milliseconds(10)))
+            if let end, now >= end { break }
+            loop.camera.readyUntil = now
+            let before = loop.stats.frames
+            services.beforeFrames(&loop, now: now)
+            loop.iterate(now: now)
+            iterations += 1
+            // Two or more frames in one wake-up: the loop was late by more than a frame period.
+            if loop.stats.frames &- before > 1 { lateWakeups += 1 }
+            if loop.camera.state == .absent {
+                passStart = now + gap
+                passes += 1
+                loop.camera = ReplayFrameSource(spec: spec, start: passStart)
+                try? loop.camera.open()
+                if loop.engine.phase == .finished { loop.command(.arm, now: now) }
+            }
+            services.afterFrames(loop, now: now, camera: loop.camera.state == .closed ? .streaming : loop.camera.state, mode: mode)
+        }
+        let linkSummary = services.stop()
+        let s = loop.stats
+        print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "
+            + "\(lateWakeups) late wake-ups of \(iterations), worst latency \(ClipCrossing.fixed(Double(s.worstFrameLatencyNs) / 1e6, 2)) ms, "
+            + "frame period \(ClipCrossing.fixed(period * 1000, 2)) ms, web commands dropped \(web.bridge.commands.dropped)")
+        if let linkSummary { print(linkSummary) }
     }
 }

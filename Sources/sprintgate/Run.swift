@@ -10,6 +10,7 @@ import GateCore
 import GateSim
 import LinuxHardware
 import Logging
+import SQLiteStore
 
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,8 +32,24 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String = "info"
 
+    @Option(help: "Port of the gate's web page and live board; 0 turns the page off.")
+    var webPort: Int = 8080
+
+    @Option(help: "Address the web page listens on.")
+    var webHost: String = "0.0.0.0"
+
+    @Option(help: "UDP port of the NTP server (serves the gate's clock); 0 turns it off. Default: 123 as root, off otherwise.")
+    var ntpPort: Int?
+
+    @Option(help: ArgumentHelp("For tests only: skew the served clock by OFFSET_MS,PPM.", visibility: .hidden))
+    var testClockSkew: String?
+
+    @OptionGroup(title: "Multi-gate race")
+    var peers: PeerArguments
+
     func run() throws {
         guard let level = Logger.Level(rawValue: logLevel) else { fail("--log-level \(logLevel) is not a level") }
+        guard (0...65535).contains(webPort) else { fail("--web-port \(webPort) is not a port (0...65535)") }
         let settings = loadSettings(config)
         let board = settings.board
         var log = Logger(label: "sprintgate.run")
@@ -94,31 +111,33 @@ struct RunCommand: ParsableCommand {
         let latest = LatestResults()
         // Results go to the storage thread through a bounded queue: the loop never waits
         // for the disk; a full queue drops and counts (logged at exit).
-        let results = BoundedQueue<ReplayJournalEvent>(capacity: 1024)
-        let storage = StorageThread(queue: results, path: settings.stateDirectory + "/results.jsonl", log: log)
-        storage.start()
-        loop.observer = { event in
+        // Runs are assembled there from the same events and written to SQLite by its own writer.
+        let storage = GateStorage.start(stateDirectory: settings.stateDirectory, context: RunContext(settings: settings), log: log)
+        // The page reads the same database; photo finishes are stored with the run they finish.
+        storage.installPhotoFinish(on: &loop, width: width, height: height, gateX: settings.detectorConfig(width: width).gateX,
+                                   fps: Double(board.camera.fps), log: log)
+        let web = webPort == 0 ? nil : startWebGate(settings: settings, host: webHost, port: webPort, wakeFD: epoll.wakeFD,
+                                                     cameraMode: "\(width)x\(height)", book: storage.book, level: level)
+        let services = GateServices(storage: storage, web: web, ntpPort: ntpPort, testClockSkew: testClockSkew, peers: peers,
+                                    peerSettings: settings.peers, stateDirectory: settings.stateDirectory, epoll: epoll,
+                                    now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
+        services.install(on: &loop) { event in
             switch event {
             case let .crossing(c):
-                results.push(.crossing(c))
                 latest.crossing = "\(c.direction) at mono \(c.time.nanoseconds) ns ±\(ClipCrossingFormat.ms(c.uncertainty)) ms"
                 gateLog.info("crossing \(c.direction) at \(c.time) ±\(ClipCrossingFormat.ms(c.uncertainty)) ms height \(c.blobHeight)")
             case let .action(a, _):
                 switch a {
                 case let .started(at, by):
-                    results.push(.started(at: at, by: by.rawValue))
                     gateLog.notice("started at \(at) (\(by.rawValue))")
                 case let .startCorrected(at): gateLog.info("start sound onset refined: \(at)")
-                case let .finished(at, time):
-                    results.push(.finished(at: at, time: time))
+                case let .finished(_, time):
                     latest.result = "\(ClipCrossingFormat.seconds(time)) s"
                     gateLog.notice("finished: \(ClipCrossingFormat.seconds(time)) s")
-                case let .lap(n, at, split, lap):
-                    results.push(.lap(number: n, at: at, split: split, lap: lap))
+                case let .lap(n, _, split, lap):
                     latest.result = "lap \(n) \(ClipCrossingFormat.seconds(lap)) s, split \(ClipCrossingFormat.seconds(split)) s"
                     gateLog.notice("lap \(n): \(ClipCrossingFormat.seconds(lap)) s, split \(ClipCrossingFormat.seconds(split)) s")
-                case let .falseStart(reason, at):
-                    results.push(.falseStart(reason: reason.rawValue, at: at))
+                case let .falseStart(reason, _):
                     gateLog.warning("false start: \(reason.rawValue)")
                 default: break
                 }
@@ -132,6 +151,8 @@ struct RunCommand: ParsableCommand {
                 break
             }
         }
+        // The page starts from the restored phase (a run in progress survives a restart).
+        web?.observe(.action(.phase(loop.engine.phase), Sys.monotonicNow()))
         try? epoll.add(loop.camera.fileDescriptor)
         for fd in loop.lines.fileDescriptors { try? epoll.add(fd) }
         let start = Sys.monotonicNow()
@@ -151,7 +172,9 @@ struct RunCommand: ParsableCommand {
             // Why: wake at least every 10 ms so timers (pulses, countdown) fire on time.
             let (now, _) = epoll.wait(until: Sys.monotonicNow() + .milliseconds(10))
             if let end = deadlineEnd, now >= end { break }
+            services.beforeFrames(&loop, now: now)
             loop.iterate(now: now)
+            services.afterFrames(loop, now: now, camera: loop.camera.state, mode: loop.camera.mode.map { "\($0)" } ?? "")
             let state = loop.engine.persistentState
             if state != lastState {
                 lastState = state
@@ -211,8 +234,7 @@ struct RunCommand: ParsableCommand {
             }
         }
         loop.camera.close()
-        storage.stop()
-        if results.dropped > 0 { log.error("\(results.dropped) results were dropped: the storage thread fell behind") }
+        if let summary = services.stop() { log.notice("\(summary)") }
         try? "stopped_mono_ns: \(Sys.monotonicNow().nanoseconds)\nphase: \(loop.engine.persistentState)\n"
             .write(toFile: statusFile, atomically: true, encoding: .utf8)
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
@@ -256,45 +278,4 @@ enum ClipCrossingFormat {
 final class LatestResults: @unchecked Sendable {
     var crossing = "none"
     var result = "none"
-}
-
-/// Drains the results queue into the results journal on its own thread.
-final class StorageThread: @unchecked Sendable {
-    private let queue: BoundedQueue<ReplayJournalEvent>
-    private let path: String
-    private let log: Logger
-    private let stopping = BoundedQueue<Bool>(capacity: 1)
-    private let stopped = DispatchSemaphore(value: 0)
-
-    init(queue: BoundedQueue<ReplayJournalEvent>, path: String, log: Logger) {
-        self.queue = queue
-        self.path = path
-        self.log = log
-    }
-
-    func start() {
-        let t = Thread { [self] in
-            var journal: ResultJournal?
-            do { journal = try ResultJournal(path: path) } catch {
-                log.error("\(error): results are only logged (check the state directory's permissions)")
-            }
-            while true {
-                if let e = queue.pop() {
-                    do { try journal?.append(ResultJournal.record(for: e)) } catch { log.error("\(error)") }
-                    continue
-                }
-                if stopping.count > 0 { break }
-                usleep(20_000)
-            }
-            stopped.signal()
-        }
-        t.name = "sprintgate.store"
-        t.start()
-    }
-
-    /// Writes what is queued, then ends the thread.
-    func stop() {
-        stopping.push(true)
-        stopped.wait()
-    }
 }

@@ -6,6 +6,7 @@ import Foundation
 import GateConfig
 import GateCore
 import LinuxHardware
+import WebUI
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,6 +26,7 @@ struct StatusCommand: ParsableCommand {
         if text.hasPrefix("stopped_mono_ns:") {
             print("not running: the gate stopped cleanly; last state:")
             print(text, terminator: "")
+            printPIN(settings.stateDirectory)
             throw ExitCode(3)
         }
         var updated: Int64 = 0
@@ -33,9 +35,23 @@ struct StatusCommand: ParsableCommand {
         }
         let age = Sys.monotonicNow().nanoseconds - updated
         print(text, terminator: "")
+        printPIN(settings.stateDirectory)
         if updated == 0 || age > 5_000_000_000 || age < 0 {
             print("stale: the gate has not updated this for \(age / 1_000_000_000) s; it is probably not running (`journalctl -u sprintgate`)")
             throw ExitCode(3)
         }
+    }
+}
+
+/// The web page's control PIN line (readable only by the gate's user: the file is 0600).
+func printPIN(_ stateDirectory: String) {
+    do {
+        if let pin = try GatePIN.load(directory: stateDirectory) {
+            print("web_pin: \(pin.value)")
+        } else {
+            print("web_pin: none yet (created when the gate first starts its web page)")
+        }
+    } catch {
+        print("web_pin: \(error)")
     }
 }

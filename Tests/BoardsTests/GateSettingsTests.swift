@@ -66,6 +66,14 @@ struct GateSettingsTests {
         ("[camera]\nfps = 50", "camera.fps", "30, 60, 90, 120"),
         ("[feedback]\nbuzzer = \"yes\"", "feedback.buzzer", "true or false"),
         ("[sound]\nvolume = 3", "sound", "unknown table"),
+        ("[peers]\nrole = \"gate\"", "peers.pairing_code", "missing"),
+        ("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"boss\"", "peers.role", "host, gate"),
+        ("[peers]\npairing_code = \"AB-12\"\nrole = \"gate\"", "peers.pairing_code", "6...64"),
+        ("[peers]\npairing_code = \"TRACK_2024!\"\nrole = \"gate\"", "peers.pairing_code", "letters A-Z"),
+        ("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"gate\"\nport = 70000", "peers.port", "out of range"),
+        ("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"gate\"\nhost = \"10.0.0\"", "peers.host", "IPv4"),
+        ("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"host\"\nhost = \"10.0.0.1\"", "peers.host", "only a gate"),
+        ("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"gate\"\npeer_port = 1", "peers.peer_port", "unknown key"),
     ])
     func mistakes(body: String, key: String, allowed: String) {
         do {
@@ -75,6 +83,15 @@ struct GateSettingsTests {
             #expect(error.description.hasPrefix("gate.toml: \(key): "), "\(error.description)")
             #expect(error.description.contains(allowed), "\(error.description)")
         }
+    }
+
+    @Test("[peers] is off when absent and decoded when present")
+    func peers() throws {
+        #expect(try settings("").peers == nil)
+        let gate = try settings("[peers]\npairing_code = \"track 2024\"\nrole = \"gate\"\nhost = \"10.77.0.1\"")
+        #expect(gate.peers == PeerSettings(pairingCode: "track 2024", role: .gate, port: 47_210, hostAddress: "10.77.0.1"))
+        let host = try settings("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"host\"\nport = 40000")
+        #expect(host.peers == PeerSettings(pairingCode: "TRACK-2024", role: .host, port: 40_000))
     }
 
     @Test("a missing board file is named with the board key")

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// What runs beside the gate loop on the loop thread, wired once for `run` and `demo --web`.
+
+import Engine
+import GateConfig
+import GateCore
+import LinuxHardware
+import Logging
+
+/// The services around the gate loop: results storage, the web page, the NTP server and
+/// the race link. `run` and `demo --web` differ only in where frames come from; both
+/// call, on every loop iteration, `beforeFrames` then `loop.iterate` then `afterFrames`:
+///
+/// 1. the page's queued commands are applied (arm, start, reset, start type, preset);
+/// 2. the race link is serviced: a ping is answered before the frame work, so the
+///    reply's timestamps are not delayed by the detector;
+/// 3. the frames;
+/// 4. NTP requests are answered;
+/// 5. every `WebGate.statusPeriod` the page gets the gate status.
+///
+/// Loop events reach every service through the one observer `install` sets, in the
+/// order race link, page, storage, then the command's own console or log lines.
+final class GateServices {
+    let storage: GateStorage
+    let web: WebGate?
+    let ntp: NTPServer?
+    let link: PeerLink?
+    private let log: Logger
+    private var nextWebStatus: MonotonicInstant
+
+    /// Starts the NTP server and the race link as the options ask and puts their sockets
+    /// on `epoll`. Storage and the page are started by the caller (the page is optional
+    /// for `run` and required for `demo --web`).
+    init(storage: GateStorage, web: WebGate?, ntpPort: Int?, testClockSkew: String?, peers: PeerArguments,
+         peerSettings: PeerSettings?, stateDirectory: String, epoll: borrowing EpollLoop, now: MonotonicInstant,
+         peerLog: Logger, log: Logger) {
+        self.storage = storage
+        self.web = web
+        self.log = log
+        nextWebStatus = now
+        ntp = NTPServer.start(port: ntpPort, skew: testClockSkew, now: now, log: peerLog)
+        link = peers.start(settings: peerSettings, skew: testClockSkew, stateDirectory: stateDirectory, now: now, log: peerLog)
+        if let ntp { add(ntp.fileDescriptor, "NTP server", to: epoll) }
+        if let link { add(link.fileDescriptor, "race link", to: epoll) }
+    }
+
+    private func add(_ fd: Int32, _ what: String, to epoll: borrowing EpollLoop) {
+        do { try epoll.add(fd) } catch { log.error("\(what) socket not watched: \(error.description); it is polled every wake-up") }
+    }
+
+    /// Sets the loop's one observer: crossings to the race link, every event to the page
+    /// and to storage, then to `console` (the command's own output).
+    func install<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        on loop: inout GateLoop<C, L, S>, console: @escaping (LoopEvent) -> Void) {
+        let link = link, web = web, storage = storage
+        loop.observer = { event in
+            if let link, case let .crossing(c) = event { link.noteCrossing(c) }
+            web?.observe(event)
+            storage.observe(event)
+            console(event)
+        }
+    }
+
+    /// Steps 1 and 2: page commands, then the race link.
+    func beforeFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
+        web?.applyCommands(to: &loop, now: now)
+        link?.service(now: now, web: web)
+    }
+
+    /// Steps 4 and 5: NTP requests, then the page's status when it is due. `camera` and
+    /// `mode` are what the page shows for the camera.
+    func afterFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: borrowing GateLoop<C, L, S>, now: MonotonicInstant, camera: DeviceState, mode: String) {
+        if let ntp { do { _ = try ntp.service(now: now) } catch { log.error("NTP server: \(error.description)") } }
+        if let web, now >= nextWebStatus {
+            nextWebStatus = now + WebGate.statusPeriod
+            web.publishStatus(status: loop.lastStatus, light: loop.statusLight, camera: camera, mode: mode,
+                              stats: loop.stats, p99Ms: loop.statsWindow.percentileMs(0.99), now: now)
+        }
+    }
+
+    /// Writes what storage still holds and ends its threads; the race link's summary
+    /// line, if a link ran.
+    func stop() -> String? {
+        storage.stop()
+        return link?.summary
+    }
+}

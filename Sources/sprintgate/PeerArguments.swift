@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// Command-line options of multi-gate racing (run and demo), merged over the `[peers]` table.
+
+import ArgumentParser
+import GateConfig
+import GateCore
+import LinuxHardware
+import Logging
+import Race
+
+/// `--peer-role`, `--peer-port`, `--pairing-code`, `--peer-host-address`, `--gate-id`.
+/// Any of them overrides the `[peers]` table of the settings file; `--peer-role` alone
+/// (with a pairing code) turns racing on without one.
+struct PeerArguments: ParsableArguments {
+    @Option(help: "Take part in a multi-gate race as host (keeps the results) or gate.")
+    var peerRole: String?
+
+    @Option(help: "UDP port of the race link (default 47210, or [peers] port).")
+    var peerPort: Int?
+
+    @Option(help: "Pairing code shared by every gate of the group (6-64 letters or digits).")
+    var pairingCode: String?
+
+    @Option(help: "Gate only: send announces to this HOST:PORT instead of broadcasting.")
+    var peerHostAddress: String?
+
+    @Option(help: ArgumentHelp("For tests only: this gate's id (default: kept in the state directory).", visibility: .hidden))
+    var gateID: UInt32?
+
+    /// The race options, or nil when racing is off. Exits with a clear message on bad values.
+    func resolve(settings: PeerSettings?, skew: String?, now: MonotonicInstant) -> PeerOptions? {
+        guard peerRole != nil || settings != nil else {
+            if pairingCode != nil || peerPort != nil || peerHostAddress != nil {
+                fail("--pairing-code, --peer-port and --peer-host-address need --peer-role or a [peers] table")
+            }
+            return nil
+        }
+        let role: RaceSession.Kind
+        switch peerRole ?? settings?.role.rawValue {
+        case "host"?: role = .host
+        case "gate"?: role = .gate
+        case let other: fail("--peer-role \(other ?? ""): expected host or gate")
+        }
+        let port = peerPort ?? Int(settings?.port ?? PeerSettings.defaultPort)
+        guard (0...65535).contains(port) else { fail("--peer-port \(port) is not a port (0...65535)") }
+        guard let code = pairingCode ?? settings?.pairingCode else {
+            fail("multi-gate racing needs a pairing code (--pairing-code or [peers] pairing_code)")
+        }
+        var hostAddress: UDPAddress?
+        if let text = peerHostAddress {
+            guard let a = UDPAddress(parsing: text) else { fail("--peer-host-address \(text): expected IPv4 HOST:PORT") }
+            hostAddress = a
+        } else if let h = settings?.hostAddress {
+            guard let a = UDPAddress(host: h, port: UInt16(port)) else { fail("[peers] host \(h): not an IPv4 address") }
+            hostAddress = a
+        }
+        if role == .host, hostAddress != nil { fail("--peer-host-address is for gates; the host listens") }
+        if gateID == 0 { fail("--gate-id 0 is reserved") }
+        var skewValue = ClockSkew.none
+        if let skew {
+            guard let parsed = ClockSkew(parsing: skew, origin: now) else {
+                fail("--test-clock-skew \(skew): expected OFFSET_MS,PPM with |offset| ≤ 1 day and |ppm| ≤ 1000")
+            }
+            skewValue = parsed
+        }
+        return PeerOptions(role: role, port: UInt16(port), pairingCode: code, hostAddress: hostAddress, gateID: gateID,
+                           skew: skewValue)
+    }
+
+    /// The link, started and logged; exits with a clear message when it cannot start.
+    func start(settings: PeerSettings?, skew: String?, stateDirectory: String, now: MonotonicInstant,
+               log: Logger) -> PeerLink? {
+        guard let options = resolve(settings: settings, skew: skew, now: now) else { return nil }
+        do {
+            return try PeerLink(options: options, stateDirectory: stateDirectory, now: now, log: log)
+        } catch {
+            fail("race link not started: \(error)")
+        }
+    }
+}

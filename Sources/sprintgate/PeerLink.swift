@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: Apache-2.0
+// The multi-gate race link: authenticated UDP between gates, driving RaceSession on the epoll loop.
+
+import ClockSync
+import Foundation
+import GateCore
+import LinuxHardware
+import Logging
+import PeerAuth
+import PeerWire
+import Race
+import WebUI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the daemon needs to join or host a race, from `[peers]` or the command line.
+struct PeerOptions: Sendable {
+    var role: RaceSession.Kind
+    /// UDP port this gate binds (the host's port is the one gates send to).
+    var port: UInt16
+    var pairingCode: String
+    /// Gate only: where announces go instead of the LAN broadcast address (a host across
+    /// a router, or an impairment proxy in tests). `HOST:PORT`.
+    var hostAddress: UDPAddress?
+    /// This gate's id; nil: the one kept in the state directory (chosen at random once).
+    var gateID: UInt32?
+    /// For tests only: the skew applied to this gate's peer-facing clock.
+    var skew: ClockSkew = .none
+}
+
+/// One gate's side of a multi-gate race, on the engine thread.
+///
+/// Owns the peer UDP socket (its descriptor joins the epoll loop) and the `PeerGuard`
+/// keyed by the pairing code: every datagram is sealed on the way out and opened on the
+/// way in; anything that does not open (another group, forged, replayed, malformed) is
+/// dropped and counted, never acted on. Accepted envelopes feed `RaceSession` with the
+/// loop iteration's single timestamp, and the session's actions are performed here.
+///
+/// Time domains: the session runs on this gate's *peer clock*, local CLOCK_MONOTONIC
+/// plus the test-only skew (none in production). On the host, crossings come out on the
+/// network timeline, which is the host's peer clock.
+final class PeerLink {
+    private var transport: UDPTransport
+    private var peerGuard: PeerGuard
+    private(set) var race: RaceSession
+    let options: PeerOptions
+    private let log: Logger
+    /// Last address each peer was heard from (replies go there).
+    private var addresses: [GateID: UDPAddress] = [:]
+    private var actions: [RaceAction] = []
+    private let receiveBuffer: UnsafeMutableRawBufferPointer
+    private let sendBuffer: UnsafeMutableRawBufferPointer
+    private let broadcastAddress: UDPAddress
+    private var loggedDrops = DropCounts()
+    private var loggedSendDrops: UInt64 = 0
+    private var nextHealth = MonotonicInstant(nanoseconds: .min)
+    private var nextSyncLine: [GateID: MonotonicInstant] = [:]
+    /// Crossings this gate handed to the session (gate: sent to the host; host: its own).
+    private(set) var localCrossings = 0
+    /// Crossings seen while not in a session (a gate without a host cannot report them).
+    private(set) var unsentCrossings = 0
+    /// Crossings the host took into its results.
+    private(set) var raceCrossings = 0
+
+    /// How often peer health goes to the web page and drop counters are compared. Why
+    /// 1 s: the page shows seconds since last heard; faster buys nothing.
+    static let healthPeriod = Span.seconds(1)
+    /// Host: how often each gate's clock estimate is logged (sync benchmark reads these).
+    /// Why 1 s: one line per gate per second is readable and enough for percentiles.
+    static let syncLinePeriod = Span.seconds(1)
+
+    var fileDescriptor: Int32 { transport.fileDescriptor }
+
+    init(options: PeerOptions, stateDirectory: String, now: MonotonicInstant, log: Logger) throws {
+        self.options = options
+        self.log = log
+        let key = try PairingKey(pairingCode: options.pairingCode)
+        let id = GateID(options.gateID ?? PeerIdentity.gateID(stateDirectory: stateDirectory, log: log))
+        let epoch = PeerIdentity.nextBootEpoch(stateDirectory: stateDirectory, log: log)
+        transport = try UDPTransport(port: options.port, broadcast: options.hostAddress == nil)
+        peerGuard = PeerGuard(key: key, localGate: id, bootEpoch: epoch,
+                              session: options.role == .host ? SessionID(1) : nil)
+        var configuration = RaceConfiguration()
+        configuration.peerPort = transport.localPort
+        race = RaceSession(kind: options.role, me: id, bootEpoch: epoch, session: SessionID(1), configuration: configuration)
+        broadcastAddress = options.hostAddress ?? UDPAddress(ip: 0xFFFF_FFFF, port: options.port)
+        receiveBuffer = .allocate(byteCount: Wire.maxDatagramLength + PeerGuard.tagLength, alignment: 8)
+        sendBuffer = .allocate(byteCount: Wire.maxDatagramLength + PeerGuard.tagLength, alignment: 8)
+        actions.reserveCapacity(32)
+        pendingCrossings.reserveCapacity(8)
+        log.notice("peer link: \(options.role == .host ? "host" : "gate") \(id) boot epoch \(epoch) on udp port \(transport.localPort), announces to \(broadcastAddress)")
+        if options.skew != .none {
+            log.warning("test clock skew on the peer clock: gate=\(id.rawValue) offset_ns=\(options.skew.offsetNanoseconds) ppm=\(options.skew.ppm) origin_ns=\(options.skew.origin.nanoseconds)")
+        }
+        race.start(now: peerNow(now), into: &actions)
+        perform(now: now)
+    }
+
+    deinit {
+        receiveBuffer.deallocate()
+        sendBuffer.deallocate()
+    }
+
+    /// This gate's peer clock at local instant `t`.
+    private func peerNow(_ t: MonotonicInstant) -> MonotonicInstant { options.skew.apply(t) }
+
+    /// One loop iteration: reads every queued datagram, runs the session's timers and
+    /// performs what they ask. `now` is the iteration's timestamp (local CLOCK_MONOTONIC).
+    func service(now: MonotonicInstant, web: WebGate?) {
+        let peer = peerNow(now)
+        if !pendingCrossings.isEmpty {
+            for c in pendingCrossings { localCrossing(c, now: now) }
+            pendingCrossings.removeAll(keepingCapacity: true)
+        }
+        while true {
+            let r: IOResult<(count: Int, from: UDPAddress)>
+            do { r = try transport.receive(into: receiveBuffer) } catch {
+                log.error("peer socket: \(error.description)")
+                break
+            }
+            guard case let .processed((n, from)) = r else { break }
+            switch peerGuard.open(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n])) {
+            case .dropped:
+                continue  // Counted by the guard; logged once per change below.
+            case let .accepted(received):
+                addresses[received.envelope.sender] = from
+                race.receive(received.envelope, now: peer, into: &actions)
+            }
+        }
+        race.tick(now: peer, into: &actions)
+        perform(now: now)
+        if now >= nextHealth {
+            nextHealth = now + Self.healthPeriod
+            logDrops()
+            web?.publishPeers(peerViews(now: now))
+        }
+        if race.kind == .host { logSync(now: now) }
+    }
+
+    /// Crossings from the loop's observer, handed to the session at the next `service`
+    /// with that iteration's timestamp.
+    private var pendingCrossings: [Crossing] = []
+
+    /// Called from the GateLoop observer: a crossing of this gate's detector.
+    func noteCrossing(_ c: Crossing) { pendingCrossings.append(c) }
+
+    /// A crossing of this gate's detector at local instant `c.time`.
+    private func localCrossing(_ c: Crossing, now: MonotonicInstant) {
+        let inSession = race.kind == .host || race.host != nil
+        if inSession { localCrossings += 1 } else { unsentCrossings += 1 }
+        // `id` is the session's crossing id: it counts every crossing of this life.
+        log.info("local crossing gate=\(race.me.rawValue) boot=\(race.bootEpoch) id=\(localCrossings + unsentCrossings) mono_ns=\(c.time.nanoseconds) peer_ns=\(peerNow(c.time).nanoseconds) unc_ns=\(c.uncertainty.nanoseconds) \(inSession ? "sent" : "unsent (not in a session)")")
+        race.localCrossing(timeMono: peerNow(c.time), uncertainty: c.uncertainty, direction: c.direction,
+                           now: peerNow(now), into: &actions)
+        perform(now: now)
+    }
+
+    /// A summary line for the end of a run.
+    var summary: String {
+        "peer link summary: role \(race.kind == .host ? "host" : "gate") id \(race.me.rawValue) epoch \(race.bootEpoch) "
+            + "phase \(race.phase) local_crossings \(localCrossings) unsent \(unsentCrossings) race_crossings \(raceCrossings) "
+            + "unacknowledged \(race.unacknowledged) accepted \(peerGuard.acceptedCount) dropped \(peerGuard.drops.total)"
+    }
+
+    // MARK: - Actions
+
+    private func perform(now: MonotonicInstant) {
+        guard !actions.isEmpty else { return }
+        // By index: arming a run (host) appends actions while these are performed.
+        var i = 0
+        while i < actions.count {
+            let action = actions[i]
+            i += 1
+            switch action {
+            case let .send(envelope, to: gate):
+                guard let address = addresses[gate] ?? (gate == race.host ? options.hostAddress : nil) else {
+                    log.debug("no address for \(gate); message dropped")
+                    continue
+                }
+                send(envelope, to: address)
+            case let .broadcast(envelope):
+                send(envelope, to: broadcastAddress)
+            case let .phase(p):
+                log.notice("race phase: \(p)")
+                if race.kind == .host { hostPhase(p, now: now) }
+            case let .crossing(c):
+                raceCrossings += 1
+                log.notice("race crossing gate=\(c.gate.rawValue) boot=\(c.bootEpoch) id=\(c.crossingID) run=\(c.runID) index=\(c.gateIndex) distance_m=\(c.distanceMetres) time_net_ns=\(c.timeNet.nanoseconds) det_unc_ns=\(c.detectorUncertainty.nanoseconds) sync_unc_ns=\(c.syncUncertainty.nanoseconds) sync_max_ns=\(c.syncMaxError.nanoseconds) direction=\(c.direction)")
+            case let .gateJoined(g, rejoin):
+                log.notice("race gate \(rejoin ? "rejoined" : "joined"): \(g.rawValue)")
+            case let .assigned(a):
+                log.notice("race role: \(a.role) index \(a.gateIndex) at \(a.distanceFromStartMetres) m")
+            }
+        }
+        actions.removeAll(keepingCapacity: true)
+    }
+
+    /// Host: arms a run as soon as every gate is synced, and the next one after a finish.
+    private func hostPhase(_ p: RacePhase, now: MonotonicInstant) {
+        switch p {
+        case .finished:
+            for s in race.splits() {
+                log.notice("race split run=\(race.runID) index=\(s.gateIndex) gate=\(s.gate.rawValue) distance_m=\(s.distanceMetres) time_s=\(ClipCrossingFormat.fixed(s.time.seconds, 4)) unc_ms=\(ClipCrossingFormat.ms(s.uncertainty))")
+            }
+            fallthrough
+        case .ready:
+            do { try race.armRun(now: peerNow(now), into: &actions) } catch {
+                log.warning("race: cannot arm: \(error.description)")
+            }
+        default:
+            break
+        }
+    }
+
+    private func send(_ envelope: Envelope, to address: UDPAddress) {
+        peerGuard.session = race.session == .none ? nil : race.session
+        let length: Int
+        do { length = try peerGuard.seal(envelope.message, into: sendBuffer) } catch {
+            log.error("peer message \(envelope.message.type) not sent: \(error.description)")
+            return
+        }
+        do { _ = try transport.send(UnsafeRawBufferPointer(rebasing: sendBuffer[0..<length]), to: address) } catch {
+            log.warning("peer send to \(address): \(error.description)")
+        }
+    }
+
+    // MARK: - Health
+
+    private func logDrops() {
+        let d = peerGuard.drops
+        if d != loggedDrops {
+            let parts = DropReason.allCases.filter { d[$0] != 0 }.map { "\($0)=\(d[$0])" }
+            log.warning("peer datagrams dropped: \(parts.joined(separator: " ")) (total \(d.total))")
+            loggedDrops = d
+        }
+        if transport.sendDrops != loggedSendDrops {
+            loggedSendDrops = transport.sendDrops
+            log.warning("peer datagrams not sent (no buffer or no route): \(loggedSendDrops)")
+        }
+    }
+
+    /// Host: each joined gate's clock estimate, once a second, as `key=value` lines.
+    private func logSync(now: MonotonicInstant) {
+        let peer = peerNow(now)
+        for g in race.gates where g.id != race.me && g.joined {
+            if let due = nextSyncLine[g.id], now < due { continue }
+            nextSyncLine[g.id] = now + Self.syncLinePeriod
+            let stats = g.clock.stats(at: peer)
+            guard let o = g.clock.offset(at: peer) else { continue }
+            log.info("peer sync gate=\(g.id.rawValue) boot=\(g.bootEpoch) mono_ns=\(now.nanoseconds) state=\(stats.state) offset_ns=\(o.value.nanoseconds) unc_ns=\(o.uncertainty.nanoseconds) max_ns=\(o.maxError.nanoseconds) samples=\(stats.samplesInFit) first_sync_ns=\(stats.timeToFirstSync?.nanoseconds ?? -1)")
+        }
+    }
+
+    /// Peer health for the coaches' page: the host lists its gates, a gate its host.
+    func peerViews(now: MonotonicInstant) -> [LiveSnapshot.PeerView] {
+        let peer = peerNow(now)
+        switch race.kind {
+        case .host:
+            return race.gates.filter { $0.id != race.me }.map { g in
+                let o = g.clock.offset(at: peer)
+                let silent = peer.since(g.lastHeard)
+                let state = !g.joined ? "joining" : (silent > race.configuration.peerTimeout ? "lost" : "\(g.clock.state(at: peer))")
+                return LiveSnapshot.PeerView(name: "gate \(g.id.rawValue)", role: "\(g.role)", state: state,
+                                             offsetMicroseconds: o.map { Double($0.value.nanoseconds) / 1e3 } ?? 0,
+                                             uncertaintyMicroseconds: o.map { Double($0.uncertainty.nanoseconds) / 1e3 } ?? 0,
+                                             lastSeenSecondsAgo: max(0, silent.seconds))
+            }
+        case .gate:
+            guard let host = race.host else { return [] }
+            let s = race.syncReport
+            return [LiveSnapshot.PeerView(name: "host \(host.rawValue)", role: race.assignment.map { "\($0.role)" } ?? "unassigned",
+                                          state: "\(race.phase)", offsetMicroseconds: s.map { Double($0.offset.nanoseconds) / 1e3 } ?? 0,
+                                          uncertaintyMicroseconds: s.map { Double($0.uncertainty.nanoseconds) / 1e3 } ?? 0,
+                                          lastSeenSecondsAgo: 0)]
+        }
+    }
+}
+
+/// The gate's id and boot epoch, kept in the state directory.
+enum PeerIdentity {
+    /// The gate id in `<state>/gate-id`, chosen at random (non-zero) the first time.
+    static func gateID(stateDirectory: String, log: Logger) -> UInt32 {
+        let path = stateDirectory + "/gate-id"
+        if let text = try? String(contentsOfFile: path, encoding: .utf8),
+           let id = UInt32(text.trimmingCharacters(in: .whitespacesAndNewlines)), id != 0 {
+            return id
+        }
+        let id = UInt32.random(in: 1...UInt32.max)
+        do { try "\(id)\n".write(toFile: path, atomically: true, encoding: .utf8) } catch {
+            log.warning("cannot keep the gate id in \(path): \(error.localizedDescription); it changes at every start")
+        }
+        return id
+    }
+
+    /// One more than the boot epoch in `<state>/peer-epoch`, saved before use, so peers
+    /// take a restarted gate's datagrams and refuse replays of its earlier life.
+    static func nextBootEpoch(stateDirectory: String, log: Logger) -> UInt32 {
+        let path = stateDirectory + "/peer-epoch"
+        let old = (try? String(contentsOfFile: path, encoding: .utf8))
+            .flatMap { UInt32($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        // Why a wall-clock floor: a gate whose state directory was wiped must still come
+        // back with an epoch above its last one (seconds since 2024 fit 32 bits to 2160).
+        let wall = UInt32(clamping: Int64(Date().timeIntervalSince1970) - 1_704_067_200)
+        let epoch = max(old &+ 1, wall)
+        do { try "\(epoch)\n".write(toFile: path, atomically: true, encoding: .utf8) } catch {
+            log.warning("cannot save the boot epoch in \(path): \(error.localizedDescription)")
+        }
+        return epoch
+    }
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+// The daemon's side of the web page: snapshot publishing from the loop's observer,
+// page commands applied on the loop thread, and the Hummingbird server on its own threads.
+
+import Detector
+import Engine
+import Foundation
+import GateCore
+import LinuxHardware
+import Logging
+import WebUI
+
+/// Owns the bridge and the server. The loop thread calls `observe` (from the loop's
+/// observer), `publishStatus` (a few times a second) and `applyCommands`; nothing here
+/// waits for the web side.
+final class WebGate: @unchecked Sendable {
+    let bridge: GateBridge
+    let server: WebServer
+    let log: Logger
+    /// The book stores runs through the storage thread: finished runs are not pushed to the results lane.
+    private let bookStoresRuns: Bool
+    // Loop-thread state: the current run's laps and the preset chosen on the page.
+    private var laps: [LiveSnapshot.Lap] = []
+    private var crossings: UInt64 = 0
+    private(set) var preset: Preset?
+    /// The engine's configuration as last published (loop thread).
+    private(set) var config: EngineConfig
+    private var lastFrames: UInt64 = 0
+    private var lastFramesAt: MonotonicInstant?
+
+    /// Why: the status changes with every frame; 10 Hz is as fast as a person reads it
+    /// and keeps the snapshot lock off the frame path.
+    static let statusPeriod = Span.milliseconds(100)
+
+    init(gateName: String, stateDirectory: String, config: EngineConfig, preset: Preset?, speedUnit: SpeedUnit, details: [String: String],
+         book: any ResultsBook, wakeFD: Int32, log: Logger) throws {
+        let pin: GatePIN
+        do { pin = try GatePIN.loadOrCreate(directory: stateDirectory) } catch {
+            throw WebGateError(description: "\(error) (the web page needs the state directory to keep its PIN)")
+        }
+        let settings = WebSettings(
+            gateName: gateName, startTypes: StartType.allCases.map(\.rawValue),
+            presets: Preset.all.map { .init(id: $0.id, title: $0.title, distanceMetres: $0.distance, startType: $0.startType.rawValue, solo: $0.solo) },
+            speedUnit: speedUnit.rawValue, details: details)
+        bridge = GateBridge(wake: { EpollLoop.wake(wakeFD) })
+        let hub = LiveHub(bridge: bridge, book: book, settings: settings, logger: log)
+        server = WebServer(hub: hub, pin: pin, logger: log)
+        self.preset = preset
+        self.config = config
+        self.log = log
+        bookStoresRuns = book.storesRunsItself
+        publishConfig(config)
+    }
+
+    /// Starts the server on Hummingbird's threads; returns at once.
+    func start(host: String, port: Int) {
+        let server = self.server
+        let log = self.log
+        Task.detached {
+            do { try await server.serve(host: host, port: port) } catch {
+                log.error("web server on \(host):\(port) stopped: \(error) (is the port in use?)")
+            }
+        }
+        log.notice("web page on http://\(host):\(port)/")
+    }
+
+    /// The engine's configuration and the preset, in the snapshot.
+    func publishConfig(_ config: EngineConfig) {
+        self.config = config
+        let p = preset
+        bridge.snapshot.update {
+            $0.startType = config.startType.rawValue
+            $0.solo = config.solo
+            $0.preset = p?.id
+            $0.distanceMetres = p?.distance
+        }
+    }
+
+    /// Feeds one loop event into the snapshot (and finished runs to the results lane).
+    func observe(_ event: LoopEvent) {
+        switch event {
+        case let .crossing(c):
+            crossings += 1
+            let view = LiveSnapshot.CrossingView(number: crossings, atMonoNs: c.time.nanoseconds, direction: "\(c.direction)",
+                                                 uncertaintyMs: c.uncertainty.milliseconds)
+            bridge.snapshot.update {
+                $0.crossings.insert(view, at: 0)
+                if $0.crossings.count > LiveSnapshot.crossingLimit { $0.crossings.removeLast() }
+            }
+        case let .action(a, _):
+            switch a {
+            case let .phase(p):
+                let (name, start) = Self.describe(p)
+                if case .armed = p { laps = [] }
+                let l = laps
+                bridge.snapshot.update {
+                    $0.phase = name
+                    $0.runStartMonoNs = start
+                    if name == "armed" { $0.falseStart = nil; $0.laps = l }
+                }
+            case let .started(at, _), let .startCorrected(at):
+                bridge.snapshot.update { $0.runStartMonoNs = at.nanoseconds }
+            case let .lap(n, _, split, lap):
+                laps.append(.init(number: n, splitSeconds: split.seconds, lapSeconds: lap.seconds))
+                let l = laps
+                bridge.snapshot.update { $0.laps = l }
+                if config.solo { finish(seconds: lap.seconds, config: config) }
+            case let .finished(_, time):
+                finish(seconds: time.seconds, config: config)
+            case let .falseStart(reason, _):
+                bridge.snapshot.update { $0.falseStart = reason.rawValue }
+            default:
+                break
+            }
+        case let .statusLight(l):
+            bridge.snapshot.update { $0.gate.light = l.rawValue }
+        case .line, .deviceError, .statsLine:
+            break
+        }
+    }
+
+    private func finish(seconds: Double, config: EngineConfig) {
+        // The storage thread records the run; the board hears of it when it is committed.
+        if bookStoresRuns { return }
+        let splits = config.solo ? [] : laps.map(\.splitSeconds).dropLast()
+        let run = TimedRun(seconds: seconds, splits: Array(splits), startType: config.startType.rawValue, preset: preset?.id,
+                           distanceMetres: config.solo ? nil : preset?.distance, wallTime: Date().timeIntervalSince1970)
+        if !bridge.results.push(run) { log.error("web results lane full: a \(seconds) s run is missing from the page's history") }
+    }
+
+    /// Detector status, camera and counters; call every `statusPeriod`.
+    func publishStatus(status: GateStatus, light: StatusLight, camera: DeviceState, mode: String, stats: LoopStats,
+                       p99Ms: Double, now: MonotonicInstant) {
+        var fps = 0.0
+        if let t = lastFramesAt, now > t { fps = Double(stats.frames &- lastFrames) / now.since(t).seconds }
+        lastFrames = stats.frames
+        lastFramesAt = now
+        bridge.snapshot.update {
+            $0.gate = LiveSnapshot.GateView(status, light: light.rawValue)
+            $0.camera.state = "\(camera)"
+            $0.camera.mode = mode
+            // Why: smooth the 10 Hz rate a little so the number does not flicker by one frame.
+            $0.camera.fps = $0.camera.fps == 0 ? fps : ($0.camera.fps * 0.7 + fps * 0.3)
+            $0.camera.frames = stats.frames
+            $0.camera.dropped = stats.dropped
+            $0.camera.latencyP99Ms = p99Ms
+        }
+    }
+
+    /// Sync health of the other gates (filled by the race session when one runs).
+    func publishPeers(_ peers: [LiveSnapshot.PeerView]) {
+        bridge.snapshot.update { $0.peers = peers }
+    }
+
+    static func describe(_ p: EnginePhase) -> (String, Int64?) {
+        switch p {
+        case .idle: ("idle", nil)
+        case .armed: ("armed", nil)
+        case .holding: ("holding", nil)
+        case .starting: ("starting", nil)
+        case .inFrame: ("in-frame", nil)
+        case let .running(start): ("running", start.nanoseconds)
+        case .finished: ("finished", nil)
+        }
+    }
+
+    /// Applies the page's queued commands to the loop at `now` (loop thread).
+    func applyCommands<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        to loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
+        while let c = bridge.commands.pop() {
+            switch c {
+            case .arm: loop.command(.arm, now: now)
+            case .start: loop.command(.start, now: now)
+            case .reset: loop.command(.reset, now: now)
+            case let .setStartType(id):
+                guard let t = StartType(rawValue: id) else { continue }
+                var cfg = loop.engine.config
+                cfg.startType = t
+                reconfigure(&loop, cfg, now: now, what: "start type \(id)")
+            case let .setPreset(id):
+                guard let p = Preset.named(id) else { continue }
+                var cfg = loop.engine.config
+                cfg.startType = p.startType
+                cfg.solo = p.solo
+                preset = p
+                reconfigure(&loop, cfg, now: now, what: "preset \(id)")
+            }
+        }
+    }
+
+    private func reconfigure<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>, _ cfg: EngineConfig, now: MonotonicInstant, what: String) {
+        switch loop.engine.phase {
+        case .running, .starting, .holding, .inFrame:
+            log.warning("page asked for \(what) during a run; ignored")
+            return
+        default: break
+        }
+        let wasArmed = loop.engine.phase == .armed
+        var actions: [EngineAction] = []
+        loop.engine.reconfigure(cfg, now: now, into: &actions)
+        for a in actions {
+            if case let .output(role, on) = a { try? loop.lines.set(role, on) }
+            if case let .phase(p) = a { observe(.action(.phase(p), now)) }
+        }
+        publishConfig(cfg)
+        log.notice("page set \(what)")
+        if wasArmed { loop.command(.arm, now: now) }
+    }
+}
+
+struct WebGateError: Error, CustomStringConvertible {
+    let description: String
+}

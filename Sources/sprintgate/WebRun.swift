@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sprintgate run`'s web page: the settings it shows and where its PIN lives.
+
+import Engine
+import GateConfig
+import GateCore
+import Logging
+import WebUI
+
+extension RunCommand {
+    /// Starts the web page for the daemon; a failure (no state directory for the PIN)
+    /// is logged and the gate runs without a page rather than not at all.
+    /// `book` is the SQLite-backed book over the storage thread's database (or, when that
+    /// could not be opened, a memory book: the journal still keeps every run).
+    func startWebGate(settings: GateSettings, host: String, port: Int, wakeFD: Int32, cameraMode: String,
+                      book: any ResultsBook, level: Logger.Level) -> WebGate? {
+        var log = Logger(label: "sprintgate.web")
+        log.logLevel = level
+        let board = settings.board
+        let details = [
+            "settings file": settings.source,
+            "board file": board.source,
+            "camera": "\(board.camera.device) \(cameraMode) at \(board.camera.fps) fps",
+            "state directory": settings.stateDirectory,
+            "gate line x": settings.gateX.map { "\($0)" } ?? "from the board",
+        ]
+        do {
+            let web = try WebGate(gateName: "SprintGate", stateDirectory: settings.stateDirectory, config: settings.engine,
+                                  preset: settings.preset, speedUnit: settings.speedUnit, details: details,
+                                  book: book, wakeFD: wakeFD, log: log)
+            web.start(host: host, port: port)
+            return web
+        } catch {
+            log.error("web page off: \(error)")
+            return nil
+        }
+    }
+}
