@@ -68,6 +68,20 @@ public struct EpollLoop: ~Copyable {
         _ = Glibc.write(wakeFD, &one, 8)
     }
 
+    /// Makes SIGTERM, SIGINT and SIGHUP wake this loop instead of ending the process, so
+    /// the loop can stop in order (queued results written, state saved). Call once, on
+    /// the loop's owner, before the loop starts; `stopSignal` then reports the signal.
+    public func catchStopSignals() throws(DeviceError) {
+        guard sprintgate_stop_signals_install(wakeFD) == 0 else { throw Sys.fail("sigaction", "stop signals") }
+    }
+
+    /// The stop signal received since `catchStopSignals` (SIGTERM 15, SIGINT 2, SIGHUP 1),
+    /// nil when none came.
+    public static var stopSignal: Int32? {
+        let s = sprintgate_stop_signal()
+        return s == 0 ? nil : s
+    }
+
     /// Waits until a descriptor is readable or `deadline` passes, then returns the one
     /// timestamp of this iteration and how many descriptors were ready.
     public mutating func wait(until deadline: MonotonicInstant) -> (now: MonotonicInstant, ready: Int) {

@@ -19,6 +19,10 @@ public enum IOResult<T> {
 /// `EINTR` is retried, `EAGAIN` becomes `.wouldBlock`, `EBADF`/`EFAULT` are programming
 /// errors and trap, and every other failure throws `DeviceError` naming the operation.
 public enum Sys {
+    /// Standard output line by line even into a pipe or file (a log reader, a test), so
+    /// what a command prints is seen as it happens.
+    public static func lineBufferedStandardOutput() { sprintgate_stdout_line_buffered() }
+
     static func fail(_ op: String, _ path: String, _ e: Int32 = Glibc.errno) -> DeviceError {
         precondition(e != EBADF && e != EFAULT, "\(op) on \(path): bad descriptor or address (errno \(e))")
         return DeviceError(operation: op, errno: e, path: path, detail: Errno(rawValue: e).description)

@@ -63,8 +63,12 @@ public struct WebServer: Sendable {
 
     /// Serves until the task is cancelled or the process ends (Hummingbird's threads).
     /// Throws when the address cannot be bound.
+    ///
+    /// Why no shutdown signals: the gate's event loop owns SIGTERM and SIGINT (it stops
+    /// in order, writing what storage still holds); a signal source here would take them
+    /// from it and end the page while the gate runs on.
     public func serve(host: String, port: Int) async throws {
-        try await application(host: host, port: port).runService()
+        try await application(host: host, port: port).runService(gracefulShutdownSignals: [])
     }
 
     /// The live board: one text message per change, at most every `LiveHub.period`.

@@ -116,13 +116,18 @@ extension DemoCommand {
     /// threads: page commands wake the loop through its eventfd.
     func runLive(port: Int) throws {
         guard let spec = SceneCatalog.scene("two-runners", fps: fps, variant: 3) else { fail("demo scene missing at \(fps) fps") }
+        // Line by line even into a pipe or a file: the PIN and results are read as they come.
+        Sys.lineBufferedStandardOutput()
         var log = Logger(label: "sprintgate.web")
         log.logLevel = .notice
         do { try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true) } catch {
             fail("cannot create --state-dir \(stateDir): \(error.localizedDescription)")
         }
         var epoll: EpollLoop
-        do { epoll = try EpollLoop() } catch { fail(error.description) }
+        do {
+            epoll = try EpollLoop()
+            try epoll.catchStopSignals()
+        } catch { fail(error.description) }
         let preset = Preset.named("flying-30m")
         var config = EngineConfig()
         config.startType = .flying
@@ -171,6 +176,10 @@ extension DemoCommand {
             let nextFrame = passStart + .seconds(k * period)
             let (now, _) = epoll.wait(until: min(nextFrame, now0 + .milliseconds(10)))
             if let end, now >= end { break }
+            if let signal = EpollLoop.stopSignal {
+                print("stopping on signal \(signal)")
+                break
+            }
             loop.camera.readyUntil = now
             let before = loop.stats.frames
             services.beforeFrames(&loop, now: now)

@@ -75,7 +75,10 @@ struct RunCommand: ParsableCommand {
         var camera = V4L2FrameSource(path: board.camera.device, request: request, logger: camLog)
         let deadlineEnd = seconds.map { Sys.monotonicNow() + .seconds($0) }
         var epoll: EpollLoop
-        do { epoll = try EpollLoop() } catch { fail(error.description) }
+        do {
+            epoll = try EpollLoop()
+            try epoll.catchStopSignals()
+        } catch { fail(error.description) }
 
         // The camera decides the frame size, so the detector waits for the first open.
         var backoff = ReopenBackoff()
@@ -91,6 +94,10 @@ struct RunCommand: ParsableCommand {
                 notify.send("STATUS=waiting for the camera (\(camera.state))")
                 if let end = deadlineEnd, now >= end { fail("no camera within --seconds") }
                 _ = epoll.wait(until: now + delay)
+                if let signal = EpollLoop.stopSignal {
+                    log.notice("stopped by signal \(signal) while waiting for the camera")
+                    return
+                }
             }
         }
         let width = camera.mode?.width ?? request.width, height = camera.mode?.height ?? request.height
@@ -172,6 +179,11 @@ struct RunCommand: ParsableCommand {
             // Why: wake at least every 10 ms so timers (pulses, countdown) fire on time.
             let (now, _) = epoll.wait(until: Sys.monotonicNow() + .milliseconds(10))
             if let end = deadlineEnd, now >= end { break }
+            if let signal = EpollLoop.stopSignal {
+                log.notice("stopping on signal \(signal)")
+                notify.send("STOPPING=1")
+                break
+            }
             services.beforeFrames(&loop, now: now)
             loop.iterate(now: now)
             services.afterFrames(loop, now: now, camera: loop.camera.state, mode: loop.camera.mode.map { "\($0)" } ?? "")

@@ -75,6 +75,36 @@ struct CommandLineTests {
         #expect(r.status == 0)
         #expect(r.out.split(separator: "\n").count == 2)
     }
+
+    @Test("SIGTERM ends a running gate in order: storage written, summary printed, status 0")
+    func stopSignal() throws {
+        let dir = ScratchDirectory()
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
+        p.arguments = ["demo", "--web", "\(Int.random(in: 20_000...29_999))", "--fps", "30", "--ntp-port", "0",
+                       "--state-dir", dir.file("state"), "--seconds", "60"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = Pipe()
+        try p.run()
+        // The loop is running once the PIN is printed; then one stats period of frames.
+        var text = ""
+        while !text.contains("web PIN") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(text.contains("web PIN"))
+        Thread.sleep(forTimeInterval: 1)
+        p.terminate()
+        text += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0, "\(p.terminationReason) \(p.terminationStatus)")
+        #expect(text.contains("stopping on signal 15"), "\(text)")
+        #expect(text.contains("demo summary:"), "\(text)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("state") + "/sprintgate.sqlite"))
+    }
 }
 
 @Suite("install script")

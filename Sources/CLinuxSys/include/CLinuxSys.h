@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Linux system interfaces Glibc's Swift module does not export: epoll, eventfd, timerfd.
+// Linux system interfaces Glibc's Swift module does not export: epoll, eventfd, timerfd,
+// and the stop-signal handler.
 #ifndef SPRINTGATE_CLINUXSYS_H
 #define SPRINTGATE_CLINUXSYS_H
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 /// CLOCK_MONOTONIC in nanoseconds (a C helper: several C modules re-export timespec,
@@ -25,4 +27,15 @@ static inline struct epoll_event sprintgate_epoll_event_make(int fd, unsigned in
     e.data.fd = fd;
     return e;
 }
+
+/// Installs handlers for SIGTERM, SIGINT and SIGHUP that record the signal and write to
+/// the eventfd `wake_fd` (both async-signal-safe), so the event loop wakes and ends its
+/// run in order, and unblocks them on the calling thread. Returns 0, or -1 with errno
+/// set.
+int sprintgate_stop_signals_install(int wake_fd);
+/// The stop signal received since `install` (0: none).
+int sprintgate_stop_signal(void);
+/// Makes standard output line-buffered (a C helper: `stdout` is a C global Swift 6
+/// treats as unsafe shared state).
+static inline void sprintgate_stdout_line_buffered(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 #endif
