@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A non-blocking IPv4 UDP socket for the epoll loop: peers, discovery broadcast, NTP.
 
+import CLinuxSys
 public import GateCore
 #if canImport(Glibc)
 import Glibc
@@ -47,6 +48,34 @@ public struct UDPAddress: Hashable, Sendable, CustomStringConvertible {
     public var host: String { "\(ip >> 24).\(ip >> 16 & 0xFF).\(ip >> 8 & 0xFF).\(ip & 0xFF)" }
     public var description: String { "\(host):\(port)" }
 
+    /// The directed broadcast address (address | ~netmask) of every IPv4 interface that is
+    /// up, can broadcast and is not loopback, at `port`; sorted, without repeats.
+    ///
+    /// Why not only 255.255.255.255: Linux routes the limited broadcast address like any
+    /// other, so on a network without a default route (a gate LAN on a travel router with
+    /// no uplink, a static setup) sending to it fails with ENETUNREACH; a directed
+    /// broadcast goes out of its own interface. Reads the interfaces (allocates): call it
+    /// while looking for peers, not per frame.
+    public static func interfaceBroadcasts(port: UInt16) -> [UDPAddress] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(first) }
+        var out = Set<UDPAddress>()
+        var cursor: UnsafeMutablePointer<ifaddrs>? = first
+        while let ifa = cursor {
+            cursor = ifa.pointee.ifa_next
+            let flags = ifa.pointee.ifa_flags
+            guard flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_BROADCAST) != 0, flags & UInt32(IFF_LOOPBACK) == 0,
+                  let addr = ifa.pointee.ifa_addr, addr.pointee.sa_family == sa_family_t(AF_INET),
+                  let mask = ifa.pointee.ifa_netmask else { continue }
+            let ip = addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+            let netmask = mask.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+            guard netmask != 0xFFFF_FFFF else { continue }  // A point-to-point /32 has no broadcast.
+            out.insert(UDPAddress(ip: ip | ~netmask, port: port))
+        }
+        return out.sorted { ($0.ip, $0.port) < ($1.ip, $1.port) }
+    }
+
     var sockaddr: sockaddr_in {
         var sa = sockaddr_in()
         sa.sin_family = sa_family_t(AF_INET)
@@ -61,8 +90,8 @@ public struct UDPAddress: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A bound, non-blocking IPv4 UDP socket. Lives on the engine thread: its descriptor
-/// joins the epoll loop and the loop's one timestamp per iteration is the receive time of
-/// every datagram read in that iteration. Sending and receiving allocate nothing.
+/// joins the epoll loop; every datagram read carries the kernel's receive timestamp.
+/// Sending and receiving allocate nothing.
 public struct UDPTransport: ~Copyable {
     /// The socket, for `EpollLoop.add`.
     public let fileDescriptor: Int32
@@ -88,6 +117,13 @@ public struct UDPTransport: ~Copyable {
         let size = socklen_t(MemoryLayout<Int32>.size)
         if setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, size) != 0 {
             let e = Sys.fail("setsockopt(SO_REUSEADDR)", name)
+            Glibc.close(fd)
+            throw e
+        }
+        // Why kernel receive timestamps: clock sync wants the instant a datagram arrived,
+        // not the later instant a busy loop got round to reading it.
+        if sprintgate_enable_rx_timestamps(fd) != 0 {
+            let e = Sys.fail("setsockopt(SO_TIMESTAMPNS)", name)
             Glibc.close(fd)
             throw e
         }
@@ -155,34 +191,31 @@ public struct UDPTransport: ~Copyable {
         return try r.get()
     }
 
-    /// Reads one pending datagram into `buffer` without blocking: its length and sender,
-    /// or `.wouldBlock` when none is queued. A datagram larger than the buffer is counted
+    /// Reads one pending datagram into `buffer` without blocking: its length, sender and
+    /// arrival instant (the kernel's receive timestamp on CLOCK_MONOTONIC), or
+    /// `.wouldBlock` when none is queued. A datagram larger than the buffer is counted
     /// and skipped (the next one is read instead).
     public mutating func receive(into buffer: UnsafeMutableRawBufferPointer) throws(DeviceError)
-        -> IOResult<(count: Int, from: UDPAddress)>
+        -> IOResult<(count: Int, from: UDPAddress, at: MonotonicInstant)>
     {
         while true {
             var sa = sockaddr_in()
-            var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let n = withUnsafeMutablePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(fileDescriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_TRUNC), $0, &len)
-                }
-            }
+            var rx: Int64 = 0
+            let n = sprintgate_recv_timestamped(fileDescriptor, buffer.baseAddress, UInt(buffer.count), &sa, &rx)
             if n >= 0 {
                 if n > buffer.count {
                     oversizeDrops &+= 1
                     continue
                 }
-                return .processed((n, UDPAddress(sa)))
+                return .processed((n, UDPAddress(sa), MonotonicInstant(nanoseconds: rx)))
             }
             let e = Glibc.errno
             if e == EINTR { continue }
             if e == EAGAIN { return .wouldBlock }
-            // Why: Linux reports an earlier ICMP port unreachable on the next recvfrom;
+            // Why: Linux reports an earlier ICMP port unreachable on the next recvmsg;
             // it says nothing about the datagrams still queued.
             if e == ECONNREFUSED { continue }
-            throw Sys.fail("recvfrom", "udp :\(localPort)", e)
+            throw Sys.fail("recvmsg", "udp :\(localPort)", e)
         }
     }
 }

@@ -145,12 +145,18 @@ public struct RaceSession: Sendable {
 
     // MARK: - Input
 
-    /// A datagram from `envelope.sender`, decoded, received at the loop's `now`.
-    public mutating func receive(_ envelope: Envelope, now: MonotonicInstant, into actions: inout [RaceAction]) {
+    /// A datagram from `envelope.sender`, decoded, read in the loop iteration at `now`.
+    /// `arrival` is when it reached this gate (the kernel's receive timestamp: usually
+    /// before `now`, a little after when it came while the iteration was reading);
+    /// clock-sync timestamps use it, so a loop busy with a frame does not count as
+    /// network delay. Nil: `now`.
+    public mutating func receive(_ envelope: Envelope, now: MonotonicInstant, arrival: MonotonicInstant? = nil,
+                                 into actions: inout [RaceAction]) {
         guard envelope.sender != me else { return }  // Our own broadcast coming back.
+        let arrival = arrival ?? now
         switch kind {
-        case .host: hostReceive(envelope, now: now, &actions)
-        case .gate: gateReceive(envelope, now: now, &actions)
+        case .host: hostReceive(envelope, now: now, arrival: arrival, &actions)
+        case .gate: gateReceive(envelope, now: now, arrival: arrival, &actions)
         }
     }
 
@@ -213,7 +219,8 @@ public struct RaceSession: Sendable {
 
     // MARK: - Host
 
-    private mutating func hostReceive(_ e: Envelope, now: MonotonicInstant, _ actions: inout [RaceAction]) {
+    private mutating func hostReceive(_ e: Envelope, now: MonotonicInstant, arrival: MonotonicInstant,
+                                      _ actions: inout [RaceAction]) {
         if case .announce = e.message {
             admit(e, now: now, &actions)
             return
@@ -239,7 +246,7 @@ public struct RaceSession: Sendable {
         case let .pong(p):
             do {
                 try gates[i].clock.add(t1: p.t1, t2: PeerInstant(nanoseconds: p.t2.nanoseconds),
-                                       t3: PeerInstant(nanoseconds: p.t3.nanoseconds), t4: now)
+                                       t3: PeerInstant(nanoseconds: p.t3.nanoseconds), t4: arrival)
             } catch {
                 return  // Counted by the clock; impossible timestamps change nothing.
             }
@@ -384,7 +391,8 @@ public struct RaceSession: Sendable {
 
     // MARK: - Gate
 
-    private mutating func gateReceive(_ e: Envelope, now: MonotonicInstant, _ actions: inout [RaceAction]) {
+    private mutating func gateReceive(_ e: Envelope, now: MonotonicInstant, arrival: MonotonicInstant,
+                                      _ actions: inout [RaceAction]) {
         switch e.message {
         case .sessionConfig:
             if host != e.sender || session != e.session {
@@ -408,8 +416,9 @@ public struct RaceSession: Sendable {
                 actions.append(.assigned(a))
             }
         case let .ping(p):
-            // t2 and t3 are both this iteration's timestamp: the loop reads the clock once.
-            actions.append(.send(envelope(.pong(Pong(t1: p.t1, t2: now, t3: now))), to: e.sender))
+            // t2 is the ping's arrival; t3 is `now` here and restamped by the transport just
+            // before the reply is sealed and sent (see `Pong`), as NTP wants it.
+            actions.append(.send(envelope(.pong(Pong(t1: p.t1, t2: arrival, t3: now))), to: e.sender))
         case let .syncResult(s) where s.gate == me:
             syncReport = s
             if phase == .syncing, s.uncertainty <= configuration.clock.usableUncertainty, s.samples >= UInt16(configuration.clock.minimumSamplesForSync) {

@@ -53,6 +53,12 @@ public struct RaceSimulation: Sendable {
     /// True time in nanoseconds.
     public private(set) var now: Int64 = 0
     public var link: SimulatedLink
+    /// How late the timing gates' loops (not the host's) may read a datagram after it
+    /// arrived, busy with a frame: each is read up to this much later, uniformly, with
+    /// its arrival time passed on as the kernel's receive timestamp; replies leave when
+    /// it is read. One-sided on purpose: lateness on both ends would average out.
+    /// Zero: at once.
+    public var readLatency = Span(nanoseconds: 0)
     /// Every action the host performed that reported a crossing, in order.
     public private(set) var hostCrossings: [RaceCrossing] = []
     /// Datagrams sent, lost and duplicated by the network.
@@ -139,14 +145,16 @@ public struct RaceSimulation: Sendable {
 
     // MARK: - Network
 
-    private mutating func perform(from i: Int) {
+    /// Sends what gate `i` asked for, leaving at true time `sentAt` (default: now).
+    private mutating func perform(from i: Int, at sentAt: Int64? = nil) {
+        let sentAt = sentAt ?? now
         for a in actions {
             switch a {
             case let .send(e, to):
                 guard let j = gates.firstIndex(where: { $0.session.me == to }) else { continue }
-                transmit(e, to: j)
+                transmit(e, to: j, at: sentAt)
             case let .broadcast(e):
-                for j in gates.indices where j != i { transmit(e, to: j) }
+                for j in gates.indices where j != i { transmit(e, to: j, at: sentAt) }
             case let .crossing(c):
                 if i == 0 { hostCrossings.append(c) }
             default:
@@ -156,7 +164,7 @@ public struct RaceSimulation: Sendable {
         actions.removeAll(keepingCapacity: true)
     }
 
-    private mutating func transmit(_ e: Envelope, to j: Int) {
+    private mutating func transmit(_ e: Envelope, to j: Int, at sentAt: Int64) {
         guard let bytes = try? e.encoded() else {
             undecodable += 1
             return
@@ -172,7 +180,7 @@ public struct RaceSimulation: Sendable {
             var delay = link.delay.nanoseconds + Int64((unit() * 2 - 1) * Double(link.jitter.nanoseconds))
             if unit() < link.reorder { delay += link.delay.nanoseconds + 2 * link.jitter.nanoseconds }
             order += 1
-            inFlight.append(InFlight(due: now + max(0, delay), order: order, to: j, bytes: bytes))
+            inFlight.append(InFlight(due: sentAt + max(0, delay), order: order, to: j, bytes: bytes))
         }
     }
 
@@ -187,8 +195,10 @@ public struct RaceSimulation: Sendable {
                 undecodable += 1
                 continue
             }
-            gates[d.to].session.receive(e, now: local(d.to), into: &actions)
-            perform(from: d.to)
+            let late = d.to == 0 ? 0 : Int64((unit() * Double(readLatency.nanoseconds)).rounded())
+            gates[d.to].session.receive(e, now: local(d.to, at: now + late), arrival: local(d.to, at: d.due),
+                                        into: &actions)
+            perform(from: d.to, at: now + late)
         }
     }
 

@@ -51,7 +51,13 @@ final class PeerLink {
     private var actions: [RaceAction] = []
     private let receiveBuffer: UnsafeMutableRawBufferPointer
     private let sendBuffer: UnsafeMutableRawBufferPointer
-    private let broadcastAddress: UDPAddress
+    /// Where announces go: the host address when one is given, else every interface's
+    /// directed broadcast address (refreshed while announcing: Wi-Fi may come up late).
+    private var announceAddresses: [UDPAddress]
+    private var nextInterfaceScan = MonotonicInstant(nanoseconds: .min)
+    /// Why 5 s: a gate that joins the Wi-Fi after start is found within a few announces;
+    /// reading the interface list more often buys nothing.
+    static let interfaceScanPeriod = Span.seconds(5)
     private var loggedDrops = DropCounts()
     private var loggedSendDrops: UInt64 = 0
     private var nextHealth = MonotonicInstant(nanoseconds: .min)
@@ -84,12 +90,12 @@ final class PeerLink {
         var configuration = RaceConfiguration()
         configuration.peerPort = transport.localPort
         race = RaceSession(kind: options.role, me: id, bootEpoch: epoch, session: SessionID(1), configuration: configuration)
-        broadcastAddress = options.hostAddress ?? UDPAddress(ip: 0xFFFF_FFFF, port: options.port)
+        announceAddresses = options.hostAddress.map { [$0] } ?? Self.broadcastAddresses(port: options.port)
         receiveBuffer = .allocate(byteCount: Wire.maxDatagramLength + PeerGuard.tagLength, alignment: 8)
         sendBuffer = .allocate(byteCount: Wire.maxDatagramLength + PeerGuard.tagLength, alignment: 8)
         actions.reserveCapacity(32)
         pendingCrossings.reserveCapacity(8)
-        log.notice("peer link: \(options.role == .host ? "host" : "gate") \(id) boot epoch \(epoch) on udp port \(transport.localPort), announces to \(broadcastAddress)")
+        log.notice("peer link: \(options.role == .host ? "host" : "gate") \(id) boot epoch \(epoch) on udp port \(transport.localPort), announces to \(announceAddresses.map { "\($0)" }.joined(separator: ", "))")
         if options.skew != .none {
             log.warning("test clock skew on the peer clock: gate=\(id.rawValue) offset_ns=\(options.skew.offsetNanoseconds) ppm=\(options.skew.ppm) origin_ns=\(options.skew.origin.nanoseconds)")
         }
@@ -114,18 +120,18 @@ final class PeerLink {
             pendingCrossings.removeAll(keepingCapacity: true)
         }
         while true {
-            let r: IOResult<(count: Int, from: UDPAddress)>
+            let r: IOResult<(count: Int, from: UDPAddress, at: MonotonicInstant)>
             do { r = try transport.receive(into: receiveBuffer) } catch {
                 log.error("peer socket: \(error.description)")
                 break
             }
-            guard case let .processed((n, from)) = r else { break }
+            guard case let .processed((n, from, arrival)) = r else { break }
             switch peerGuard.open(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n])) {
             case .dropped:
                 continue  // Counted by the guard; logged once per change below.
             case let .accepted(received):
                 addresses[received.envelope.sender] = from
-                race.receive(received.envelope, now: peer, into: &actions)
+                race.receive(received.envelope, now: peer, arrival: peerNow(arrival), into: &actions)
             }
         }
         race.tick(now: peer, into: &actions)
@@ -180,7 +186,15 @@ final class PeerLink {
                 }
                 send(envelope, to: address)
             case let .broadcast(envelope):
-                send(envelope, to: broadcastAddress)
+                if options.hostAddress == nil, now >= nextInterfaceScan {
+                    nextInterfaceScan = now + Self.interfaceScanPeriod
+                    let found = Self.broadcastAddresses(port: options.port)
+                    if found != announceAddresses {
+                        announceAddresses = found
+                        log.notice("peer announces now go to \(found.map { "\($0)" }.joined(separator: ", "))")
+                    }
+                }
+                for address in announceAddresses { send(envelope, to: address) }
             case let .phase(p):
                 log.notice("race phase: \(p)")
                 if race.kind == .host { hostPhase(p, now: now) }
@@ -213,10 +227,26 @@ final class PeerLink {
         }
     }
 
+    /// Every interface's directed broadcast address at `port`; 255.255.255.255 when no
+    /// interface offers one (it needs a route, see `UDPAddress.interfaceBroadcasts`).
+    static func broadcastAddresses(port: UInt16) -> [UDPAddress] {
+        let found = UDPAddress.interfaceBroadcasts(port: port)
+        return found.isEmpty ? [.broadcast(port: port)] : found
+    }
+
     private func send(_ envelope: Envelope, to address: UDPAddress) {
         peerGuard.session = race.session == .none ? nil : race.session
+        // Transmit timestamps as late as possible (RFC 5905 §8): a ping's t1 and a pong's
+        // t3 are read again just before sealing, so the work between the iteration's
+        // timestamp and the send does not count as network delay on one side only.
+        var message = envelope.message
+        switch message {
+        case .ping: message = .ping(Ping(t1: peerNow(Sys.monotonicNow())))
+        case let .pong(p): message = .pong(Pong(t1: p.t1, t2: p.t2, t3: max(p.t2, peerNow(Sys.monotonicNow()))))
+        default: break
+        }
         let length: Int
-        do { length = try peerGuard.seal(envelope.message, into: sendBuffer) } catch {
+        do { length = try peerGuard.seal(message, into: sendBuffer) } catch {
             log.error("peer message \(envelope.message.type) not sent: \(error.description)")
             return
         }

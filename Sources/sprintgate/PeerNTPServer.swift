@@ -51,16 +51,17 @@ final class NTPServer {
     /// Answers every queued request and returns how many datagrams were read.
     ///
     /// - Parameters:
-    ///   - now: the loop iteration's timestamp (local CLOCK_MONOTONIC): the receive time
-    ///     of every datagram read here and the clock of the rate limit.
+    ///   - now: the loop iteration's timestamp (local CLOCK_MONOTONIC): the clock of the
+    ///     rate limit. Each request's receive time is its kernel arrival timestamp.
     ///   - transmitClock: reads CLOCK_MONOTONIC for the transmit timestamp. Why a second
     ///     reading: RFC 5905 §8 wants T3 as late as possible; using the iteration's
     ///     timestamp would count the loop's work as network delay.
     func service(now: MonotonicInstant, transmitClock: () -> MonotonicInstant = Sys.monotonicNow) throws(DeviceError) -> Int {
         var count = 0
-        let receiveNTP = NTPTimestamp(unixNanoseconds: clock.unixNanoseconds(at: now))
-        while case let .processed((n, from)) = try transport.receive(into: buffer) {
+        while case let .processed((n, from, arrival)) = try transport.receive(into: buffer) {
             count += 1
+            // T2 is the request's arrival (kernel timestamp), not the iteration's `now`.
+            let receiveNTP = NTPTimestamp(unixNanoseconds: clock.unixNanoseconds(at: arrival))
             let answer = responder.respond(to: UnsafeRawBufferPointer(rebasing: buffer[0..<n]), client: from.ip,
                                            now: now, receive: receiveNTP)
             var packet: NTPPacket

@@ -8,6 +8,7 @@
 #include <sys/timerfd.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <netinet/in.h>
 #include <time.h>
 
 /// CLOCK_MONOTONIC in nanoseconds (a C helper: several C modules re-export timespec,
@@ -38,4 +39,14 @@ int sprintgate_stop_signal(void);
 /// Makes standard output line-buffered (a C helper: `stdout` is a C global Swift 6
 /// treats as unsafe shared state).
 static inline void sprintgate_stdout_line_buffered(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+/// Reads one datagram from the non-blocking socket `fd` (MSG_DONTWAIT | MSG_TRUNC, so
+/// the return value is the datagram's full length), with the sender in `from` and, in
+/// `rx_mono_ns`, the kernel's receive time (SO_TIMESTAMPNS, CLOCK_REALTIME) moved onto
+/// CLOCK_MONOTONIC; without a kernel timestamp, the time of this call. Returns the
+/// length, or -1 with errno set.
+/// Asks the kernel to timestamp each datagram `fd` receives (SO_TIMESTAMPNS). Returns 0,
+/// or -1 with errno set.
+int sprintgate_enable_rx_timestamps(int fd);
+long sprintgate_recv_timestamped(int fd, void *buf, unsigned long len, struct sockaddr_in *from,
+                                 int64_t *rx_mono_ns);
 #endif

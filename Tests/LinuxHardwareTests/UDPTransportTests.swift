@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// The UDP socket on loopback: datagrams, senders and kernel arrival timestamps.
+
+import GateCore
+import LinuxHardware
+import Testing
+
+@Suite struct UDPTransportTests {
+    @Test func arrivalIsTheKernelsReceiveTimeNotTheRead() throws {
+        var a = try UDPTransport(host: "127.0.0.1", port: 0)
+        var b = try UDPTransport(host: "127.0.0.1", port: 0)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+        defer { buffer.deallocate() }
+        if case .processed = try b.receive(into: buffer) { Issue.record("nothing was sent yet") }
+        let before = Sys.monotonicNow()
+        _ = try a.send([1, 2, 3], to: .loopback(port: b.localPort))
+        // Why a wait: the datagram sits in the socket while the loop is busy elsewhere.
+        let until = Sys.monotonicNow() + .milliseconds(30)
+        while Sys.monotonicNow() < until {}
+        let read = Sys.monotonicNow()
+        guard case let .processed((n, from, arrival)) = try b.receive(into: buffer) else {
+            Issue.record("loopback datagram not received")
+            return
+        }
+        #expect(n == 3 && Array(buffer[0..<3]) == [1, 2, 3])
+        #expect(from == .loopback(port: a.localPort))
+        #expect(arrival >= before, "arrival \(arrival) before the send at \(before)")
+        #expect(arrival < read, "arrival \(arrival) is the read at \(read), not the kernel's timestamp")
+        #expect(read.since(arrival) > .milliseconds(20))
+    }
+}
