@@ -29,7 +29,7 @@ final class GateServices {
     private var nextWebStatus: MonotonicInstant
 
     /// Starts the NTP server and the race link as the options ask and puts their sockets
-    /// on `epoll`. Storage and the page are started by the caller (the page is optional
+    /// on `epoll`; finished races go to storage. Storage and the page are started by the caller (the page is optional
     /// for `run` and required for `demo --web`).
     init(storage: GateStorage, web: WebGate?, ntpPort: Int?, testClockSkew: String?, peers: PeerArguments,
          peerSettings: PeerSettings?, stateDirectory: String, epoll: borrowing EpollLoop, now: MonotonicInstant,
@@ -41,7 +41,10 @@ final class GateServices {
         ntp = NTPServer.start(port: ntpPort, skew: testClockSkew, now: now, log: peerLog)
         link = peers.start(settings: peerSettings, skew: testClockSkew, stateDirectory: stateDirectory, now: now, log: peerLog)
         if let ntp { add(ntp.fileDescriptor, "NTP server", to: epoll) }
-        if let link { add(link.fileDescriptor, "race link", to: epoll) }
+        if let link {
+            add(link.fileDescriptor, "race link", to: epoll)
+            link.onRaceFinished = { storage.recordRace($0) }
+        }
     }
 
     private func add(_ fd: Int32, _ what: String, to epoll: borrowing EpollLoop) {

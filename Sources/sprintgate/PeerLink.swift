@@ -9,6 +9,7 @@ import Logging
 import PeerAuth
 import PeerWire
 import Race
+import SQLiteStore
 import WebUI
 #if canImport(Glibc)
 import Glibc
@@ -68,6 +69,11 @@ final class PeerLink {
     private(set) var unsentCrossings = 0
     /// Crossings the host took into its results.
     private(set) var raceCrossings = 0
+    /// Host: receives each finished race as a stored run (set by `GateServices` to the
+    /// storage thread's queue).
+    var onRaceFinished: ((StoredRun) -> Void)?
+    /// Host: races finished and handed to `onRaceFinished`.
+    private(set) var racesStored = 0
 
     /// How often peer health goes to the web page and drop counters are compared. Why
     /// 1 s: the page shows seconds since last heard; faster buys nothing.
@@ -165,7 +171,7 @@ final class PeerLink {
     /// A summary line for the end of a run.
     var summary: String {
         "peer link summary: role \(race.kind == .host ? "host" : "gate") id \(race.me.rawValue) epoch \(race.bootEpoch) "
-            + "phase \(race.phase) local_crossings \(localCrossings) unsent \(unsentCrossings) race_crossings \(raceCrossings) "
+            + "phase \(race.phase) local_crossings \(localCrossings) unsent \(unsentCrossings) race_crossings \(raceCrossings) races_stored \(racesStored) "
             + "unacknowledged \(race.unacknowledged) accepted \(peerGuard.acceptedCount) dropped \(peerGuard.drops.total)"
     }
 
@@ -214,8 +220,18 @@ final class PeerLink {
     private func hostPhase(_ p: RacePhase, now: MonotonicInstant) {
         switch p {
         case .finished:
-            for s in race.splits() {
+            let splits = race.splits()
+            for s in splits {
                 log.notice("race split run=\(race.runID) index=\(s.gateIndex) gate=\(s.gate.rawValue) distance_m=\(s.distanceMetres) time_s=\(ClipCrossingFormat.fixed(s.time.seconds, 4)) unc_ms=\(ClipCrossingFormat.ms(s.uncertainty))")
+            }
+            if let start = race.runStart {
+                // The start crossing is on the network timeline (this host's peer clock).
+                let localStart = now - peerNow(now).since(MonotonicInstant(nanoseconds: start.timeNet.nanoseconds))
+                if let run = RaceResults.storedRun(runID: race.runID, splits: splits, gateCount: race.gates.count,
+                                                   localStart: localStart, wallStartMs: StoreEvents.wallMs(of: localStart)) {
+                    racesStored += 1
+                    onRaceFinished?(run)
+                }
             }
             fallthrough
         case .ready:

@@ -72,13 +72,16 @@ final class StorageThread: @unchecked Sendable {
     /// spare while the SD card stalls on fdatasync.
     static let queueCapacity = 1024
     let queue = BoundedQueue<RunEvent>(capacity: StorageThread.queueCapacity)
+    /// Finished multi-gate races from the race link (host only). Why 64: a race finishes
+    /// every few seconds at most; this covers minutes of a stalled disk.
+    let races = BoundedQueue<StoredRun>(capacity: 64)
     /// The results database, for readers (the web page) on other threads; nil when it
     /// could not be opened.
     let store: RunStore?
     let writer: StoreWriter?
     private let journalPath: String
     private var assembler: RunAssembler
-    private let log: Logger
+    let log: Logger
     private let stopping = BoundedQueue<Bool>(capacity: 1)
     private let stopped = DispatchSemaphore(value: 0)
 
@@ -121,6 +124,14 @@ final class StorageThread: @unchecked Sendable {
                 log.error("\(error): results are only logged (check the state directory's permissions)")
             }
             while true {
+                if let race = races.pop() {
+                    // Journal first (one JSON line with every split), then the database.
+                    do { try journal?.append(RaceResults.journalLine(race)) } catch { log.error("\(error)") }
+                    if let writer, !writer.submit(race) {
+                        log.error("results database queue full: race run at mono \(race.startMonoNs) ns is in the journal only")
+                    }
+                    continue
+                }
                 if let e = queue.pop() {
                     if let j = StoreEvents.journalEvent(e) {
                         do { try journal?.append(ResultJournal.record(for: j)) } catch { log.error("\(error)") }
@@ -147,6 +158,7 @@ final class StorageThread: @unchecked Sendable {
         stopped.wait()
         writer?.stop()
         if queue.dropped > 0 { log.error("\(queue.dropped) results were dropped: the storage thread fell behind") }
+        if races.dropped > 0 { log.error("\(races.dropped) race results were dropped: the storage thread fell behind") }
         if let w = writer, w.dropped > 0 || w.failed > 0 {
             log.error("results database: \(w.dropped) runs dropped (queue full), \(w.failed) refused")
         }
@@ -206,6 +218,12 @@ struct GateStorage {
 
     /// Queues a loop event for storage (loop thread; never blocks).
     func observe(_ event: LoopEvent) { thread.observe(event) }
+
+    /// Queues a finished multi-gate race for the journal and the database (loop thread;
+    /// never blocks: a full queue drops, counts and is logged at exit).
+    func recordRace(_ run: StoredRun) {
+        if !thread.races.push(run) { thread.log.error("race result dropped: the storage queue is full") }
+    }
 
     /// Writes what is queued, stores the photos still to match, then ends the threads.
     func stop() {
