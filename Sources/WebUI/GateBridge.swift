@@ -14,7 +14,13 @@ public enum GateCommand: Sendable, Hashable {
     case setStartType(String)
     /// A preset id from `WebSettings.presets`, e.g. `"flying-30m"`.
     case setPreset(String)
+    /// Race host: a gate's role (`start`, `lap`, `finish`, `control`) and its distance
+    /// from the start line in metres.
+    case assignPeer(gate: UInt32, role: String, distanceMetres: Double)
 }
+
+/// The roles a race host can give a gate, as the page and the API name them.
+public let peerRoles = ["start", "lap", "finish", "control"]
 
 /// A finished run or lap as the loop reports it; the web side adds athlete, speed and PR.
 public struct TimedRun: Sendable, Hashable {

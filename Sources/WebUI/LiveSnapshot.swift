@@ -116,14 +116,22 @@ public struct LiveSnapshot: Sendable, Hashable, Codable {
         public var uncertaintyMicroseconds: Double
         /// Seconds since the last packet from the peer.
         public var lastSeenSecondsAgo: Double
+        /// On the host: the gate's id, which `PUT /api/peers/:gate` takes to change its
+        /// role and distance. Nil on a gate (its host's row is not changeable there).
+        public var gateID: UInt32?
+        /// On the host: the gate's distance from the start line, metres.
+        public var distanceMetres: Double?
         public init(name: String, role: String, state: String, offsetMicroseconds: Double,
-                    uncertaintyMicroseconds: Double, lastSeenSecondsAgo: Double) {
+                    uncertaintyMicroseconds: Double, lastSeenSecondsAgo: Double, gateID: UInt32? = nil,
+                    distanceMetres: Double? = nil) {
             self.name = name
             self.role = role
             self.state = state
             self.offsetMicroseconds = offsetMicroseconds
             self.uncertaintyMicroseconds = uncertaintyMicroseconds
             self.lastSeenSecondsAgo = lastSeenSecondsAgo
+            self.gateID = gateID
+            self.distanceMetres = distanceMetres
         }
     }
 }

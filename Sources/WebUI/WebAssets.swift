@@ -100,6 +100,12 @@ enum WebAssets {
 <section>
   <h2>Gates</h2>
   <table id="peers"><thead><tr><th>Gate</th><th>Role</th><th>State</th><th>Offset</th><th>±</th><th>Seen</th></tr></thead><tbody></tbody></table>
+  <div id="peer-edit" hidden>
+    <label>Gate <select id="peer-gate"></select></label>
+    <label>Role <select id="peer-role"><option>start</option><option>lap</option><option>finish</option><option>control</option></select></label>
+    <label>Distance <input id="peer-distance" type="number" min="0" max="10000" step="0.01" inputmode="decimal" style="width:6em"> m</label>
+    <button id="btn-peer">Set</button>
+  </div>
   <p id="no-peers" class="small">This gate runs alone.</p>
 </section>
 
@@ -264,10 +270,18 @@ function render() {
   const pb = document.querySelector("#peers tbody"); pb.replaceChildren();
   for (const p of g.peers) {
     const tr = el("tr");
-    for (const t of [p.name, p.role, p.state, fmt(p.offsetMicroseconds, 0) + " µs", fmt(p.uncertaintyMicroseconds, 0) + " µs", fmt(p.lastSeenSecondsAgo, 1) + " s"]) tr.append(el("td", t));
+    const role = p.distanceMetres === null || p.distanceMetres === undefined ? p.role : p.role + " · " + fmt(p.distanceMetres, 1) + " m";
+    for (const t of [p.name, role, p.state, fmt(p.offsetMicroseconds, 0) + " µs", fmt(p.uncertaintyMicroseconds, 0) + " µs", fmt(p.lastSeenSecondsAgo, 1) + " s"]) tr.append(el("td", t));
     pb.append(tr);
   }
   $("no-peers").hidden = g.peers.length > 0;
+  const editable = g.peers.filter(p => p.gateID !== null && p.gateID !== undefined);
+  $("peer-edit").hidden = editable.length === 0;
+  if (document.activeElement !== $("peer-gate")) {
+    const chosen = $("peer-gate").value;
+    $("peer-gate").replaceChildren(...editable.map(p => { const o = el("option", p.name); o.value = String(p.gateID); return o; }));
+    if (editable.some(p => String(p.gateID) === chosen)) $("peer-gate").value = chosen;
+  }
   const running = ["running", "starting", "holding", "in-frame"].includes(g.phase);
   $("sel-start").disabled = running; $("sel-preset").disabled = running;
   if (document.activeElement !== $("sel-start")) $("sel-start").value = g.startType;
@@ -372,6 +386,15 @@ async function loadHistory() {
 
 function wire() {
   $("btn-arm").onclick = () => control("POST", "/api/arm", undefined, "Armed.");
+  $("peer-gate").onchange = () => {
+    const p = (state.board ? state.board.gate.peers : []).find(p => String(p.gateID) === $("peer-gate").value);
+    if (p) { $("peer-role").value = p.role; $("peer-distance").value = p.distanceMetres; }
+  };
+  $("btn-peer").onclick = () => {
+    const d = Number($("peer-distance").value);
+    if ($("peer-distance").value === "" || !isFinite(d)) { say("Distance: metres from the start line.", true); return; }
+    control("PUT", "/api/peers/" + $("peer-gate").value, { role: $("peer-role").value, distance: d }, "Gate role sent to the race.");
+  };
   $("btn-start").onclick = () => control("POST", "/api/start", undefined, "Starting.");
   $("btn-reset").onclick = () => control("POST", "/api/reset", undefined, "Reset.");
   $("sel-start").onchange = (e) => control("PUT", "/api/config", { startType: e.target.value }, "Start type set.");

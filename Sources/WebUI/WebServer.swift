@@ -215,6 +215,33 @@ public struct WebServer: Sendable {
             return try s.json(["queued": [preset.map { "preset \($0)" }, startType.map { "start type \($0)" }].compactMap { $0 }],
                               status: .accepted)
         }
+        // Race host: change a gate's role and distance (the host assigns them at first in
+        // join order). Only gates listed on the live board can be changed.
+        router.put("/api/peers/:gate") { request, context in
+            try s.requirePIN(request, context)
+            guard let text = context.parameters.get("gate"), let gate = UInt32(text), gate != 0 else {
+                throw APIError.invalid("gate", "a gate id from the live board's gate list")
+            }
+            guard s.bridge.snapshot.read().snapshot.peers.contains(where: { $0.gateID == gate }) else {
+                throw APIError(.notFound, field: "gate", reason: "gate \(gate) is not in this race (only a race host changes roles)")
+            }
+            let body = try await s.body(request, context)
+            guard let role = body["role"] as? String, peerRoles.contains(role) else {
+                throw APIError.invalid("role", "one of \(peerRoles.joined(separator: ", "))")
+            }
+            guard let number = body["distance"] as? NSNumber, !(body["distance"] is Bool) else {
+                throw APIError.invalid("distance", "metres from the start line, a number")
+            }
+            let distance = number.doubleValue
+            guard distance.isFinite, (0...10_000).contains(distance) else {
+                throw APIError.invalid("distance", "metres from the start line, 0...10000")
+            }
+            let phase = s.bridge.snapshot.read().snapshot.phase
+            if ["running", "starting", "holding", "in-frame"].contains(phase) {
+                throw APIError(.conflict, field: "phase", reason: "a run is under way (\(phase)); reset first")
+            }
+            return try s.enqueue(.assignPeer(gate: gate, role: role, distanceMetres: distance))
+        }
         router.post("/api/athletes") { request, context in
             try s.requirePIN(request, context)
             let body = try await s.body(request, context)

@@ -6,6 +6,7 @@ import GateConfig
 import GateCore
 import LinuxHardware
 import Logging
+import WebUI
 
 /// The services around the gate loop: results storage, the web page, the NTP server and
 /// the race link. `run` and `demo --web` differ only in where frames come from; both
@@ -44,6 +45,11 @@ final class GateServices {
         if let link {
             add(link.fileDescriptor, "race link", to: epoll)
             link.onRaceFinished = { storage.recordRace($0) }
+            web?.onPeerCommand = { command, now in
+                if case let .assignPeer(gate, role, distance) = command {
+                    link.assign(gate: gate, role: role, distanceMetres: distance, now: now)
+                }
+            }
         }
     }
 

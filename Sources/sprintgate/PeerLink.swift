@@ -168,6 +168,22 @@ final class PeerLink {
         perform(now: now)
     }
 
+    /// Host: gives `gate` a new role and distance (from the page); the session renumbers
+    /// the course and tells the gates. Refusals (not host, unknown gate) are logged.
+    func assign(gate: UInt32, role name: String, distanceMetres: Double, now: MonotonicInstant) {
+        guard let role = GateRole.allCases.first(where: { "\($0)" == name }) else {
+            log.warning("page asked for role \(name) of gate \(gate): not a role")
+            return
+        }
+        do {
+            try race.assign(GateID(gate), role: role, distanceMetres: distanceMetres, into: &actions)
+            log.notice("page set gate \(gate) to \(role) at \(distanceMetres) m")
+        } catch {
+            log.warning("page asked for gate \(gate) as \(role) at \(distanceMetres) m: \(error.description)")
+        }
+        perform(now: now)
+    }
+
     /// A summary line for the end of a run.
     var summary: String {
         "peer link summary: role \(race.kind == .host ? "host" : "gate") id \(race.me.rawValue) epoch \(race.bootEpoch) "
@@ -310,7 +326,8 @@ final class PeerLink {
                 return LiveSnapshot.PeerView(name: "gate \(g.id.rawValue)", role: "\(g.role)", state: state,
                                              offsetMicroseconds: o.map { Double($0.value.nanoseconds) / 1e3 } ?? 0,
                                              uncertaintyMicroseconds: o.map { Double($0.uncertainty.nanoseconds) / 1e3 } ?? 0,
-                                             lastSeenSecondsAgo: max(0, silent.seconds))
+                                             lastSeenSecondsAgo: max(0, silent.seconds), gateID: g.id.rawValue,
+                                             distanceMetres: g.distanceMetres)
             }
         case .gate:
             guard let host = race.host else { return [] }

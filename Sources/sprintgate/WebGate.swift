@@ -164,11 +164,17 @@ final class WebGate: @unchecked Sendable {
         }
     }
 
+    /// Receives the page's race commands (role changes) on the loop thread; set by
+    /// `GateServices` when a race link runs. Without one they are refused in the log.
+    var onPeerCommand: ((GateCommand, MonotonicInstant) -> Void)?
+
     /// Applies the page's queued commands to the loop at `now` (loop thread).
     func applyCommands<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         to loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         while let c = bridge.commands.pop() {
             switch c {
+            case .assignPeer:
+                if let onPeerCommand { onPeerCommand(c, now) } else { log.warning("page asked for \(c) but no race runs here") }
             case .arm: loop.command(.arm, now: now)
             case .start: loop.command(.start, now: now)
             case .reset: loop.command(.reset, now: now)

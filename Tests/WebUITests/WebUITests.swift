@@ -128,6 +128,49 @@ import Testing
         #expect(f.wakes.count.load(ordering: .relaxed) == 3)
     }
 
+    @Test func raceHostChangesAGatesRoleAndDistance() async throws {
+        let f = Fixture()
+        f.bridge.snapshot.update {
+            $0.peers = [LiveSnapshot.PeerView(name: "gate 11", role: "lap", state: "synced", offsetMicroseconds: 3,
+                                              uncertaintyMicroseconds: 1, lastSeenSecondsAgo: 0.2, gateID: 11, distanceMetres: 10)]
+        }
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/peers/11", method: .put, body: body(#"{"role":"finish","distance":30}"#)) { r in
+                #expect(r.status == .unauthorized)
+            }
+            let cases: [(String, String, String)] = [
+                ("/api/peers/x", #"{"role":"finish","distance":30}"#, "gate"),
+                ("/api/peers/0", #"{"role":"finish","distance":30}"#, "gate"),
+                ("/api/peers/11", #"{"role":"anchor","distance":30}"#, "role"),
+                ("/api/peers/11", #"{"distance":30}"#, "role"),
+                ("/api/peers/11", #"{"role":"finish"}"#, "distance"),
+                ("/api/peers/11", #"{"role":"finish","distance":"30"}"#, "distance"),
+                ("/api/peers/11", #"{"role":"finish","distance":true}"#, "distance"),
+                ("/api/peers/11", #"{"role":"finish","distance":-1}"#, "distance"),
+                ("/api/peers/11", #"{"role":"finish","distance":1e9}"#, "distance"),
+            ]
+            for (uri, b, field) in cases {
+                try await client.execute(uri: uri, method: .put, headers: pinHeader, body: body(b)) { r in
+                    #expect(r.status == .badRequest, "\(uri) \(b)")
+                    #expect(r.errorField == field, "\(uri) \(b)")
+                }
+            }
+            try await client.execute(uri: "/api/peers/12", method: .put, headers: pinHeader, body: body(#"{"role":"finish","distance":30}"#)) { r in
+                #expect(r.status == .notFound)
+                #expect(r.errorField == "gate")
+            }
+            try await client.execute(uri: "/api/peers/11", method: .put, headers: pinHeader, body: body(#"{"role":"finish","distance":30}"#)) { r in
+                #expect(r.status == .accepted)
+            }
+            f.bridge.snapshot.update { $0.phase = "running" }
+            try await client.execute(uri: "/api/peers/11", method: .put, headers: pinHeader, body: body(#"{"role":"lap","distance":10}"#)) { r in
+                #expect(r.status == .conflict)
+            }
+        }
+        #expect(f.bridge.commands.pop() == .assignPeer(gate: 11, role: "finish", distanceMetres: 30))
+        #expect(f.bridge.commands.pop() == nil)
+    }
+
     @Test func readingNeedsNoPIN() async throws {
         try await Fixture().app().test(.router) { client in
             for path in ["/api/live", "/api/settings", "/api/athletes", "/api/results", "/api/bests", "/api/export.csv", "/api/export.json"] {
