@@ -48,7 +48,8 @@ struct RigBoard {
 }
 
 /// Runs the sprintgate binary built beside the test binary; returns status and output.
-func sprintgate(_ args: [String], during: (() -> Void)? = nil) throws -> (status: Int32, out: String) {
+/// `during` runs while it does and may signal it.
+func sprintgate(_ args: [String], during: ((Process) -> Void)? = nil) throws -> (status: Int32, out: String) {
     let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
     let binary = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
     let p = Process()
@@ -58,7 +59,7 @@ func sprintgate(_ args: [String], during: (() -> Void)? = nil) throws -> (status
     p.standardOutput = pipe
     p.standardError = pipe
     try p.run()
-    during?()
+    during?(p)
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: data, as: UTF8.self))
@@ -82,7 +83,7 @@ struct CommandRigTests {
     func record() throws {
         let board = try RigBoard()
         let out = board.dir + "/rec"
-        let r = try sprintgate(["record", "--config", board.settings, "--seconds", "2", "--out", out]) {
+        let r = try sprintgate(["record", "--config", board.settings, "--seconds", "2", "--out", out]) { _ in
             usleep(700_000)
             HardwareRig.pull("start-button", "pull-down")  // pressed (active low)
             usleep(300_000)
@@ -101,15 +102,21 @@ struct CommandRigTests {
         #expect(replay.status == 0)
     }
 
-    @Test("run comes up armed, shows the ready LED and stops cleanly")
+    @Test("run comes up armed, shows the ready LED and stops cleanly on SIGTERM")
     func run() throws {
         let board = try RigBoard()
         var armed = -1
         var status: (status: Int32, out: String) = (-1, "")
-        let r = try sprintgate(["run", "--config", board.settings, "--seconds", "3"]) {
-            usleep(2_200_000)
+        // Why polling: under software emulation the daemon's start-up (and each `status`
+        // process's) takes seconds, more when other rig tests run beside it.
+        let r = try sprintgate(["run", "--config", board.settings, "--seconds", "60"]) { run in
+            for _ in 0..<60 {
+                usleep(500_000)
+                status = (try? sprintgate(["status", "--config", board.settings])) ?? (-1, "")
+                if status.status == 0 && status.out.contains("camera: streaming") { break }
+            }
             armed = HardwareRig.value("armed-led")
-            status = (try? sprintgate(["status", "--config", board.settings])) ?? (-1, "")
+            run.terminate()
         }
         print(status.out)
         #expect(status.status == 0)
@@ -120,7 +127,7 @@ struct CommandRigTests {
         #expect(r.status == 0)
         #expect(r.out.contains("ready: camera 640x480"))
         #expect(armed == 1)
-        #expect(r.out.contains("stopped:"))
+        #expect(r.out.contains("stopping on signal 15") && r.out.contains("stopped:"))
         #expect(FileManager.default.fileExists(atPath: board.dir + "/results.jsonl"), "the storage thread opened no journal")
     }
 }
