@@ -12,6 +12,16 @@ import Testing
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
         defer { buffer.deallocate() }
         if case .processed = try b.receive(into: buffer) { Issue.record("nothing was sent yet") }
+        // The kernel turns receive timestamping on in deferred work after the first socket
+        // asks for it, so the first datagrams may be stamped only when read: wait (at most
+        // a second) until a datagram comes back stamped before it was read.
+        for _ in 0..<200 {
+            _ = try a.send([0], to: .loopback(port: b.localPort))
+            let until = Sys.monotonicNow() + .milliseconds(5)
+            while Sys.monotonicNow() < until {}
+            let read = Sys.monotonicNow()
+            if case let .processed((_, _, arrival)) = try b.receive(into: buffer), read.since(arrival) > .milliseconds(2) { break }
+        }
         let before = Sys.monotonicNow()
         _ = try a.send([1, 2, 3], to: .loopback(port: b.localPort))
         // Why a wait: the datagram sits in the socket while the loop is busy elsewhere.
