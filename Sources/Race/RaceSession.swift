@@ -43,6 +43,10 @@ public struct RaceSession: Sendable {
     // Gate state.
     public private(set) var host: GateID?
     public private(set) var assignment: RoleAssignment?
+    /// Gate: the host's boot epoch and sequence number of the assignment in force. Why:
+    /// the host sends a fresh assignment at every change, and two sent back to back can
+    /// arrive swapped; the older one must not win.
+    private var assignmentFrom: (bootEpoch: UInt32, sequence: UInt32)?
     /// The last sync report from the host (gate only): this gate's offset and uncertainty.
     public private(set) var syncReport: SyncResult?
     private var nextCrossingID: UInt32 = 1
@@ -411,6 +415,8 @@ public struct RaceSession: Sendable {
         guard e.sender == host, e.session == session else { return }
         switch e.message {
         case let .roleAssignment(a) where a.gate == me:
+            if let last = assignmentFrom, (e.bootEpoch, e.sequence) <= (last.bootEpoch, last.sequence) { break }
+            assignmentFrom = (e.bootEpoch, e.sequence)
             if assignment != a {
                 assignment = a
                 actions.append(.assigned(a))
@@ -436,6 +442,7 @@ public struct RaceSession: Sendable {
             host = nil
             session = .none
             assignment = nil
+            assignmentFrom = nil
             outbox.removeAll()
             setPhase(.connecting, &actions)
         default:
