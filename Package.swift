@@ -164,7 +164,7 @@ let package = Package(
         // UDP impairment proxy for multi-gate tests: delay, jitter, loss, duplication, reordering.
         .executableTarget(
             name: "UDPImpair",
-            dependencies: ["CLinuxSys"],
+            dependencies: ["CLinuxSys", "GateCore"],
             swiftSettings: strictSettings
         ),
         // Writes runs until killed: the results database's power-loss test SIGKILLs it mid-write.

@@ -3,24 +3,10 @@
 
 public import GateCore
 
-/// A small, fast, seedable generator (SplitMix64), so that a simulation is reproduced
-/// exactly from its seed on every platform.
-public struct SimulationRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+/// The simulations' generator: GateCore's SplitMix64, reproduced exactly from its seed.
+public typealias SimulationRandom = SplitMix64
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    public mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
-
+extension SplitMix64 {
     /// Approximately standard normal (Irwin–Hall sum of twelve uniforms; tails cut at ±6).
     public mutating func gaussian() -> Double {
         var s = 0.0

@@ -67,7 +67,7 @@ public struct RaceSimulation: Sendable {
     public private(set) var undecodable = 0
     private var inFlight: [InFlight] = []
     private var order: UInt64 = 0
-    private var rng: UInt64
+    private var rng: SplitMix64
     private var pendingCrossings: [(gate: Int, trueTime: Int64)] = []
     private var actions: [RaceAction] = []
 
@@ -76,7 +76,7 @@ public struct RaceSimulation: Sendable {
                 configuration: RaceConfiguration = RaceConfiguration()) {
         precondition(gateIDs.count == clocks.count && gateIDs.count >= 1)
         self.link = link
-        rng = seed
+        rng = SplitMix64(seed: seed)
         for (i, id) in gateIDs.enumerated() {
             gates.append(Gate(session: RaceSession(kind: i == 0 ? .host : .gate, me: id, bootEpoch: 1, configuration: configuration),
                               offsetNanoseconds: clocks[i].0, ppm: clocks[i].1))
@@ -218,12 +218,6 @@ public struct RaceSimulation: Sendable {
         }
     }
 
-    /// SplitMix64, uniform in [0, 1).
-    private mutating func unit() -> Double {
-        rng &+= 0x9E37_79B9_7F4A_7C15
-        var z = rng
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49EB_133D_11EB
-        return Double((z ^ (z >> 31)) >> 11) * 0x1p-53
-    }
+    /// Uniform in [0, 1).
+    private mutating func unit() -> Double { rng.unit() }
 }

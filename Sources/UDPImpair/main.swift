@@ -7,6 +7,7 @@
 // seed and the same traffic give the same decisions.
 
 import CLinuxSys
+import GateCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,20 +26,6 @@ struct Impairment {
     var summary: String {
         "delay \(Double(delayNs) / 1e6) ms ± \(Double(jitterNs) / 1e6) ms, loss \(loss), dup \(duplicate), reorder \(reorder)"
     }
-}
-
-/// SplitMix64: small, fast and reproducible from a seed.
-struct Random {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49EB_133D_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
 }
 
 struct Pending {
@@ -178,7 +165,7 @@ let listenFD = udpSocket(bindTo: listenSA)
 /// One upstream socket per client address, keyed by (ip << 16 | port).
 var upstreamByClient: [UInt64: Int32] = [:]
 var clientByUpstream: [Int32: sockaddr_in] = [:]
-var rng = Random(state: seed)
+var rng = SplitMix64(seed: seed)
 var queue: [Pending] = []
 var order: UInt64 = 0
 var counters = (received: 0, dropped: 0, duplicated: 0, reordered: 0, sent: 0)

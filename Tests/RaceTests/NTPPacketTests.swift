@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func randomisedRoundTripWithinOneNanosecond() {
-        var rng = SplitMix(seed: 0x5EED_0001)
+        var rng = SplitMix64(seed: 0x5EED_0001)
         for _ in 0..<10_000 {
             // Any instant from 1970 to 2100.
             let ns = Int64(rng.next() % UInt64(4_102_444_800 * 1_000_000_000))
@@ -205,18 +205,5 @@ import Testing
         // …client 3 evicts client 2 (least recent), then client 2 starts afresh.
         _ = respond(&r, req, client: 3, at: t0 + .seconds(3))
         if case .reply = respond(&r, req, client: 2, at: t0 + .seconds(4)) {} else { Issue.record("evicted client not fresh") }
-    }
-}
-
-/// A small deterministic generator (SplitMix64) so randomised tests are reproducible.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49EB_133D_11EB
-        return z ^ (z >> 31)
     }
 }
