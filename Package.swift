@@ -173,7 +173,8 @@ let package = Package(
             dependencies: ["GateCore", "SQLiteStore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "ClockSyncTests", dependencies: ["GateCore", "ClockSync"], swiftSettings: strictSettings),
+        .testTarget(name: "ClockSyncTests", dependencies: ["GateCore", "ClockSync"], exclude: ["Recordings"],
+                    swiftSettings: strictSettings),
         .testTarget(name: "PeerWireTests", dependencies: ["GateCore", "PeerWire", "PeerAuth"], swiftSettings: strictSettings),
         .testTarget(name: "RaceTests", dependencies: ["GateCore", "PeerWire", "PeerAuth", "ClockSync", "Race"], swiftSettings: strictSettings),
         .testTarget(name: "PhotoFinishTests", dependencies: ["GateCore", "PhotoFinish", "CMallocCounter"], swiftSettings: strictSettings),

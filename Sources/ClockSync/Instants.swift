@@ -60,8 +60,10 @@ public struct PeerInstant: Hashable, Comparable, Sendable, CustomStringConvertib
 /// at that instant, the frequency error extrapolated to it, and clock wander since the last
 /// sample. It cannot see a constant asymmetry of the network path (a packet that always
 /// takes longer one way), which no two-way exchange can measure. `maxError` is a bound that
-/// includes it: half the smallest round-trip delay seen plus three times `uncertainty`
-/// (chrony's "root distance" idea).
+/// includes it: the most that asymmetry can move the fit (each sample is off by at most
+/// half its own round trip; see `Regression.asymmetryBound(at:)`) plus three times
+/// `uncertainty` (chrony's "root distance" idea, made to hold when the split of the round
+/// trip between the two ways changes from one exchange to the next).
 public struct Estimate<Value: Sendable & Hashable>: Sendable, Hashable {
     /// The best estimate.
     public var value: Value

@@ -210,7 +210,8 @@ public struct PeerClock: Sendable {
         let beyond = Double(max(0, t.nanoseconds &- fit.newestSample.nanoseconds))
         let wander = configuration.wander * beyond
         let sigma = (r.sigma * r.sigma + wander * wander).squareRoot()
-        let bound = fit.minimumDelayNanoseconds / 2 + 3 * sigma
+        let asymmetry = regression.asymmetryBound(at: t) ?? fit.minimumDelayNanoseconds / 2
+        let bound = asymmetry + 3 * sigma
         return Estimate(value: Span(nanoseconds: r.nanoseconds),
                         uncertainty: Span(nanoseconds: Int64(saturating: sigma.rounded(.up))),
                         maxError: Span(nanoseconds: Int64(saturating: bound.rounded(.up))))

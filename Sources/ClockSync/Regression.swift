@@ -72,6 +72,11 @@ public struct Regression: Sendable {
     // The fit's centre in the relative units: seconds since `origin`, ns above `baseOffset`.
     private var centreX = 0.0
     private var centreOffset = 0.0
+    // Of the chosen fit, for `asymmetryBound(at:)`: total weight, slope denominator
+    // (weighted spread of times plus the prior's precision), smallest delay.
+    private var fitWeight = 1.0
+    private var fitSlopeDenominator = 1.0
+    private var fitMinDelay = 0.0
     /// The fit of the samples currently held, or nil with none.
     public private(set) var fit: Fit?
     /// Samples dropped because the runs test found the model no longer linear.
@@ -142,6 +147,30 @@ public struct Regression: Sendable {
         return (baseOffset &+ Int64(saturating: relative), (f.offsetError * f.offsetError + fe * fe).squareRoot())
     }
 
+    /// A bound on the error at local instant `t` that path asymmetry can cause, nanoseconds;
+    /// nil before the first sample.
+    ///
+    /// Each sample's offset is off the truth by at most half its own round trip (the
+    /// packet's time on the wire split unevenly between the two ways), whatever the split.
+    /// The prediction at `t` is a weighted sum of the samples' offsets, so its error from
+    /// asymmetry is at most the sum of |weight| × half-delay: that holds when the split
+    /// changes from one exchange to the next (a relay or a loaded host delaying one way
+    /// more at times), which half the smallest delay alone does not cover. It assumes the
+    /// clocks are linear over the window; wander is for the one-sigma error.
+    public func asymmetryBound(at t: MonotonicInstant) -> Double? {
+        guard fit != nil else { return nil }
+        let dx = Double(t.nanoseconds &- origin) * 1e-9 - centreX
+        let capacity = xs.count
+        var bound = 0.0
+        for j in 0..<count {
+            let i = (start + j) % capacity
+            let w = weight(i, minDelay: fitMinDelay)
+            let influence = w / fitWeight + dx * w * (xs[i] - centreX) / fitSlopeDenominator
+            bound += abs(influence) * ds[i] / 2
+        }
+        return bound
+    }
+
     /// The runs test on residual signs (Wald–Wolfowitz): true when `runs` is not
     /// significantly below what `positives` and `negatives` signs in random order give.
     public static func runsTestPasses(runs: Int, positives: Int, negatives: Int, criticalZ: Double) -> Bool {
@@ -160,6 +189,7 @@ public struct Regression: Sendable {
         var xMean: Double, a: Double, b: Double, varA: Double, varB: Double
         var runs: Int, positives: Int, negatives: Int, exact: Bool
         var minDelay: Double, newestX: Double
+        var sw: Double, slopeDenominator: Double
     }
 
     private mutating func refit() {
@@ -194,6 +224,9 @@ public struct Regression: Sendable {
         }
         centreX = chosen.xMean
         centreOffset = chosen.a
+        fitWeight = chosen.sw
+        fitSlopeDenominator = chosen.slopeDenominator
+        fitMinDelay = chosen.minDelay
         fit = Fit(
             referenceTime: MonotonicInstant(nanoseconds: origin &+ Int64(saturating: chosen.xMean * 1e9)),
             offsetNanoseconds: Double(baseOffset) + chosen.a,
@@ -275,6 +308,6 @@ public struct Regression: Sendable {
         let scale = n > 2 ? max(1, chi2 / Double(n - 2)) : 1
         return Solution(xMean: xMean, a: a, b: b, varA: scale / sw, varB: scale / (sxx + lambda),
                         runs: runs, positives: positives, negatives: negatives, exact: exact,
-                        minDelay: minDelay, newestX: newestX)
+                        minDelay: minDelay, newestX: newestX, sw: sw, slopeDenominator: sxx + lambda)
     }
 }

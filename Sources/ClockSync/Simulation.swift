@@ -19,19 +19,25 @@ extension SplitMix64 {
 ///
 /// Each direction's one-way delay is drawn independently per datagram, uniform in
 /// `[minimumDelay, minimumDelay + jitter]`, plus `returnExtra` on the peer → host direction
-/// (a constant asymmetry). Each datagram is lost independently with probability `loss`.
+/// (a constant asymmetry). With `busyExtra`, the host → peer direction alternates between
+/// quiet and busy spells (each of a length uniform in 2 to 20 s) and a busy spell adds
+/// uniform in `[busyExtra / 2, busyExtra]` per datagram: a user-space relay or a loaded
+/// host that delays one way at times, so the asymmetry changes with the round trip.
+/// Each datagram is lost independently with probability `loss`.
 /// The peer answers a ping after a turnaround uniform in `turnaround`.
 public struct LinkProfile: Sendable, Hashable {
     public var name: String
     public var minimumDelay: Span
     public var jitter: Span
     public var returnExtra: Span
+    public var busyExtra: Span
     public var loss: Double
     public var turnaround: ClosedRange<Int64>
 
-    public init(name: String, minimumDelay: Span, jitter: Span, returnExtra: Span = .zero, loss: Double = 0,
-                turnaround: ClosedRange<Int64> = 20_000...200_000) {
+    public init(name: String, minimumDelay: Span, jitter: Span, returnExtra: Span = .zero, busyExtra: Span = .zero,
+                loss: Double = 0, turnaround: ClosedRange<Int64> = 20_000...200_000) {
         self.name = name
+        self.busyExtra = busyExtra
         self.minimumDelay = minimumDelay
         self.jitter = jitter
         self.returnExtra = returnExtra
@@ -44,6 +50,9 @@ public struct LinkProfile: Sendable, Hashable {
         let lo = Double(minimumDelay.nanoseconds) / 1000, hi = Double(minimumDelay.nanoseconds + jitter.nanoseconds) / 1000
         var s = "each direction's delay independent uniform in [\(fixedPoint(lo, digits: 1)), \(fixedPoint(hi, digits: 1))] µs"
         if returnExtra != .zero { s += ", return path +\(fixedPoint(Double(returnExtra.nanoseconds) / 1000, digits: 1)) µs" }
+        if busyExtra != .zero {
+            s += ", outward path +\(fixedPoint(Double(busyExtra.nanoseconds) / 2000, digits: 1)) to \(fixedPoint(Double(busyExtra.nanoseconds) / 1000, digits: 1)) µs in busy spells of 2 to 20 s"
+        }
         s += ", loss \(fixedPoint(loss * 100, digits: 1)) % per datagram"
         s += ", peer turnaround uniform in [\(turnaround.lowerBound / 1000), \(turnaround.upperBound / 1000)] µs"
         return s
@@ -163,6 +172,18 @@ public struct SyncSimulation: Sendable {
         func oneWay(extra: Span) -> Int64 {
             link.minimumDelay.nanoseconds + Int64(rng.unit() * Double(link.jitter.nanoseconds)) + extra.nanoseconds
         }
+        // Busy spells of the outward path (with `busyExtra`).
+        var busy = false
+        var spellEnd = Self.hostStart
+        func outwardExtra(at now: Int64) -> Span {
+            guard link.busyExtra != .zero else { return .zero }
+            while now >= spellEnd {
+                busy.toggle()
+                spellEnd += Int64((2 + 18 * rng.unit()) * 1e9)
+            }
+            guard busy else { return .zero }
+            return Span(nanoseconds: Int64(Double(link.busyExtra.nanoseconds) * (0.5 + 0.5 * rng.unit())))
+        }
 
         while true {
             let deliver = inFlight?.t4 ?? Int64.max
@@ -183,7 +204,7 @@ public struct SyncSimulation: Sendable {
                 let tNow = MonotonicInstant(nanoseconds: now)
                 clock.pollSent(at: tNow)
                 let lostOut = rng.unit() < link.loss, lostBack = rng.unit() < link.loss
-                let forward = oneWay(extra: .zero), back = oneWay(extra: link.returnExtra)
+                let forward = oneWay(extra: outwardExtra(at: now)), back = oneWay(extra: link.returnExtra)
                 let turn = Int64.random(in: link.turnaround, using: &rng)
                 if !lostOut && !lostBack && inFlight == nil {
                     let tau2 = now + forward, tau3 = tau2 + turn

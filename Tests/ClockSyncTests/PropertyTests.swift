@@ -24,6 +24,96 @@ import Testing
         }
     }
 
+    /// The regression's asymmetry bound is the exact worst case of its linear estimator:
+    /// every sample off by up to half its round trip, in the worst directions, moves the
+    /// prediction at most that far, before, inside and after the window. Half the smallest
+    /// round trip (the bound used before) is often beaten by the same samples.
+    @Test func asymmetryBoundCoversAnySplitOfTheRoundTrips() throws {
+        var rng = SimulationRandom(seed: testSeed("asymmetryBoundCoversAnySplitOfTheRoundTrips"))
+        var beatHalfMinimum = 0
+        for _ in 0..<2_000 {
+            var truthRegression = Regression(), skewed = Regression()
+            let n = 6 + Int(rng.next() % 60)
+            let offset = Int64(rng.next() % 1_000_000_000) - 500_000_000
+            let frequency = (rng.unit() - 0.5) * 100e-6
+            let base = Int64(rng.next() % 1_000_000) + 20_000
+            var t: Int64 = 1_000_000_000
+            var minimumDelay = Int64.max
+            for _ in 0..<n {
+                t += 50_000_000 + Int64(rng.next() % 1_000_000_000)
+                let delay = base + Int64(Double(base) * 3 * rng.unit() * rng.unit())
+                minimumDelay = min(minimumDelay, delay)
+                let truth = offset + Int64((Double(t) * frequency).rounded())
+                // The split: anywhere in ±half the round trip, often at an end.
+                let half = Double(delay) / 2
+                let split = rng.next() % 3 == 0 ? (rng.unit() * 2 - 1) * half : (rng.next() % 2 == 0 ? half : -half)
+                let sigma = 1_000 + Double(delay - base) / 3
+                truthRegression.add(at: MonotonicInstant(nanoseconds: t), offsetNanoseconds: truth, sigmaNanoseconds: sigma,
+                                    delayNanoseconds: delay)
+                skewed.add(at: MonotonicInstant(nanoseconds: t), offsetNanoseconds: truth + Int64(split.rounded()),
+                           sigmaNanoseconds: sigma, delayNanoseconds: delay)
+            }
+            // Same times, delays and weights: the runs test may cut the windows differently,
+            // and the bound is of the window the fit uses.
+            guard truthRegression.count == skewed.count else { continue }
+            for k in 0..<8 {
+                let at = MonotonicInstant(nanoseconds: t - 20_000_000_000 + Int64(k) * 5_000_000_000)
+                let predicted = try #require(skewed.offset(at: at)?.nanoseconds)
+                let exact = try #require(truthRegression.offset(at: at)?.nanoseconds)
+                let bound = try #require(skewed.asymmetryBound(at: at))
+                // Rounding of the offsets to whole nanoseconds: 1 ns per sample at most.
+                #expect(Double(abs(predicted - exact)) <= bound + 2, "at \(at.nanoseconds): \(predicted - exact) ns off, bound \(bound)")
+                if Double(abs(predicted - exact)) > Double(minimumDelay) / 2 { beatHalfMinimum += 1 }
+            }
+        }
+        #expect(beatHalfMinimum > 0)
+    }
+
+    /// A peer clock fed exchanges whose split between the two ways changes from one to the
+    /// next (a relay busy at times), on a clock with a constant frequency: the reported
+    /// `maxError` holds at every instant between exchanges.
+    @Test func maxErrorHoldsWhenTheSplitChanges() throws {
+        var rng = SimulationRandom(seed: testSeed("maxErrorHoldsWhenTheSplitChanges"))
+        var evaluations = 0, beyond = 0
+        var worstRatio = 0.0
+        for _ in 0..<40 {
+            var clock = PeerClock()
+            let offset = Int64(rng.next() % 2_000_000_000) - 1_000_000_000
+            let frequency = (rng.unit() - 0.5) * 100e-6
+            let base = Int64(rng.next() % 300_000) + 30_000
+            var t: Int64 = 5_000_000_000
+            var spellOneWay = rng.next() % 2 == 0
+            for _ in 0..<600 {
+                if rng.next() % 20 == 0 { spellOneWay.toggle() }
+                let out = base / 2 + (spellOneWay ? Int64(Double(base) * 2 * rng.unit()) : 0)
+                let back = base / 2 + Int64(Double(base) * 0.1 * rng.unit())
+                let hold = Int64(rng.next() % 100_000)
+                func peer(_ at: Int64) -> Int64 { at + offset + Int64((Double(at) * frequency).rounded()) }
+                clock.pollSent(at: MonotonicInstant(nanoseconds: t))
+                if rng.unit() > 0.1 {
+                    _ = try? clock.add(t1: MonotonicInstant(nanoseconds: t), t2: PeerInstant(nanoseconds: peer(t + out)),
+                                       t3: PeerInstant(nanoseconds: peer(t + out + hold)),
+                                       t4: MonotonicInstant(nanoseconds: t + out + hold + back))
+                }
+                let next = clock.nextPoll(now: MonotonicInstant(nanoseconds: t + out + hold + back)).nanoseconds
+                for k in 1...4 {
+                    let at = t + (next - t) * Int64(k) / 4
+                    let now = MonotonicInstant(nanoseconds: at)
+                    guard clock.state(at: now) == .synced, let e = clock.offset(at: now) else { continue }
+                    let truth = Double(offset) + Double(at) * frequency
+                    let error = abs(Double(e.value.nanoseconds) - truth)
+                    evaluations += 1
+                    worstRatio = max(worstRatio, error / Double(max(1, e.maxError.nanoseconds)))
+                    if error > Double(e.maxError.nanoseconds) + 2 { beyond += 1 }
+                }
+                t = max(next, t + out + hold + back + 1)
+            }
+        }
+        print("maxErrorHoldsWhenTheSplitChanges: \(evaluations) evaluations, worst error/maxError \(fixedPoint(worstRatio, digits: 2))")
+        #expect(evaluations > 50_000)
+        #expect(beyond == 0)
+    }
+
     @Test func arbitraryTimestampsNeverTrap() {
         var rng = SimulationRandom(seed: testSeed("arbitraryTimestampsNeverTrap"))
         var clock = PeerClock()
