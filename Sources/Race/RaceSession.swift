@@ -52,6 +52,7 @@ public struct RaceSession: Sendable {
     private var nextCrossingID: UInt32 = 1
     private var outbox: [Pending] = []
     private var nextAnnounce = MonotonicInstant(nanoseconds: .min)
+    private var nextAssignmentRepeat = MonotonicInstant(nanoseconds: .min)
 
     // Both.
     private var sequence: UInt32 = 0
@@ -178,6 +179,10 @@ public struct RaceSession: Sendable {
                     gates[i].clock.pollSent(at: now)
                     actions.append(.send(envelope(.ping(Ping(t1: now))), to: gates[i].id))
                 }
+            }
+            if now >= nextAssignmentRepeat {
+                nextAssignmentRepeat = now + configuration.assignmentRepeat
+                sendAssignments(now: now, &actions)
             }
             mapPending(now: now, &actions)
             updateHostPhase(now: now, &actions)

@@ -131,6 +131,22 @@ import Testing
         #expect(abs(err) < 1_000_000, "error \(err) ns")
     }
 
+    /// Role assignments have no acknowledgement in the message set: the host repeats them,
+    /// so one lost on the way still reaches the gate.
+    @Test func aLostRoleAssignmentArrivesWithTheNextRepeat() throws {
+        var sim = Self.threeGates()
+        sim.run(until: 10 * Self.s)
+        let before = try #require(sim.gates[2].session.assignment)
+        sim.link.loss = 1  // everything lost while the coach moves the gate
+        try sim.assign(Self.finish, role: .finish, distanceMetres: 42)
+        sim.run(until: 10 * Self.s + 100_000_000)
+        #expect(sim.gates[2].session.assignment == before)
+        sim.link.loss = 0
+        sim.run(until: 10 * Self.s + 100_000_000 + RaceConfiguration().assignmentRepeat.nanoseconds + 50_000_000)
+        #expect(sim.gates[2].session.assignment?.distanceFromStartMetres == 42)
+        #expect(sim.gates[2].session.assignment?.role == .finish)
+    }
+
     @Test func armingNeedsEverySyncedGate() {
         var sim = Self.threeGates()
         sim.run(until: 50_000_000)
