@@ -23,6 +23,7 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
+JournalLogHandler.bootstrapIfJournal()
 SprintGate.main()
 
 /// The settings file at `path`, or a one-line error naming file and key and exit 2.

@@ -83,8 +83,13 @@ struct CommandRigTests {
     func record() throws {
         let board = try RigBoard()
         let out = board.dir + "/rec"
-        let r = try sprintgate(["record", "--config", board.settings, "--seconds", "2", "--out", out]) { _ in
-            usleep(700_000)
+        let r = try sprintgate(["record", "--config", board.settings, "--seconds", "3", "--out", out]) { p in
+            // Press once recording has begun: case.log is created after the camera streams
+            // and the button's line is requested (the binary takes a while to load in qemu).
+            for _ in 0..<3000 where p.isRunning && !FileManager.default.fileExists(atPath: out + "/case.log") {
+                usleep(20_000)
+            }
+            usleep(300_000)
             HardwareRig.pull("start-button", "pull-down")  // pressed (active low)
             usleep(300_000)
             HardwareRig.pull("start-button", "pull-up")
@@ -93,7 +98,7 @@ struct CommandRigTests {
         #expect(r.status == 0)
         let log = try ReplayLog(path: out + "/case.log")
         let frames = log.events.filter { if case .frame = $0 { return true } else { return false } }.count
-        #expect(frames >= 40, "\(frames) frames in 2 s at 60 fps")
+        #expect(frames >= 40, "\(frames) frames in 3 s at 60 fps")
         let edges = log.events.compactMap { e -> String? in if case let .line(l) = e { return "\(l.edge)" } else { return nil } }
         #expect(edges == ["rising", "falling"])
         let reader = try ClipReader(path: out + "/frames.y4m")

@@ -107,6 +107,47 @@ struct CommandLineTests {
     }
 }
 
+@Suite("journal log lines")
+struct JournalLogTests {
+    /// Runs a short demo with standard error to a file; `journal` sets JOURNAL_STREAM to
+    /// that file's device and inode as systemd would, otherwise to some other file's.
+    func demoLog(journal: Bool) throws -> [Substring] {
+        let dir = ScratchDirectory()
+        let path = dir.file("stderr")
+        FileManager.default.createFile(atPath: path, contents: nil)
+        let err = try #require(FileHandle(forWritingAtPath: path))
+        var st = stat()
+        #expect(stat(journal ? path : "/proc/self/exe", &st) == 0)
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
+        p.arguments = ["demo", "--web", "\(Int.random(in: 30_000...39_999))", "--ntp-port", "0", "--fps", "30",
+                       "--seconds", "1", "--state-dir", dir.file("state")]
+        var env = ProcessInfo.processInfo.environment
+        env["JOURNAL_STREAM"] = "\(st.st_dev):\(st.st_ino)"
+        p.environment = env
+        p.standardOutput = Pipe()
+        p.standardError = err
+        try p.run()
+        _ = (p.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+    }
+
+    @Test("under the journal each log line carries its level as a syslog priority prefix")
+    func priorities() throws {
+        let lines = try demoLog(journal: true)
+        #expect(!lines.isEmpty)
+        for line in lines {
+            #expect(line.hasPrefix("<"), "\(line)")
+        }
+        #expect(lines.contains { $0.hasPrefix("<5>notice sprintgate") }, "\(lines)")
+        let other = try demoLog(journal: false)
+        #expect(!other.isEmpty && other.allSatisfy { !$0.hasPrefix("<") }, "\(other)")
+    }
+}
+
 @Suite("install script")
 struct InstallScriptTests {
     @Test("installs binary, boards, sounds, udev rules, unit and a settings file for the board under a root")
