@@ -206,15 +206,21 @@ public struct PeerClock: Sendable {
     /// The offset `peer − local` at local instant `t`, with its errors; nil before the first
     /// admitted exchange. See `Estimate` for what the two errors include.
     public func offset(at t: MonotonicInstant) -> Estimate<Span>? {
+        guard let fit = regression.fit, let (r, sigma) = predicted(at: t) else { return nil }
+        let asymmetry = regression.asymmetryBound(at: t) ?? fit.minimumDelayNanoseconds / 2
+        let bound = asymmetry + 3 * sigma
+        return Estimate(value: Span(nanoseconds: r),
+                        uncertainty: Span(nanoseconds: Int64(saturating: sigma.rounded(.up))),
+                        maxError: Span(nanoseconds: Int64(saturating: bound.rounded(.up))))
+    }
+
+    /// The fit's prediction at `t` and its one-sigma error with wander since the newest
+    /// sample: what `offset(at:)` and `state(at:)` share (the state needs no bound).
+    private func predicted(at t: MonotonicInstant) -> (nanoseconds: Int64, sigma: Double)? {
         guard let fit = regression.fit, let r = regression.offset(at: t) else { return nil }
         let beyond = Double(max(0, t.nanoseconds &- fit.newestSample.nanoseconds))
         let wander = configuration.wander * beyond
-        let sigma = (r.sigma * r.sigma + wander * wander).squareRoot()
-        let asymmetry = regression.asymmetryBound(at: t) ?? fit.minimumDelayNanoseconds / 2
-        let bound = asymmetry + 3 * sigma
-        return Estimate(value: Span(nanoseconds: r.nanoseconds),
-                        uncertainty: Span(nanoseconds: Int64(saturating: sigma.rounded(.up))),
-                        maxError: Span(nanoseconds: Int64(saturating: bound.rounded(.up))))
+        return (r.nanoseconds, (r.sigma * r.sigma + wander * wander).squareRoot())
     }
 
     /// The state of the estimate at local instant `now`.
@@ -224,8 +230,8 @@ public struct PeerClock: Sendable {
         }
         guard syncedOnce else { return .syncing }
         if now.since(reply) > configuration.staleAfter { return .stale }
-        guard let e = offset(at: now) else { return .syncing }
-        if e.uncertainty > configuration.staleUncertainty { return .stale }
+        guard let p = predicted(at: now) else { return .syncing }
+        if Span(nanoseconds: Int64(saturating: p.sigma.rounded(.up))) > configuration.staleUncertainty { return .stale }
         return .synced
     }
 
