@@ -65,74 +65,76 @@ func sprintgate(_ args: [String], during: ((Process) -> Void)? = nil) throws -> 
     return (p.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
-@Suite("sprintgate on the rig", .serialized, .enabled(if: Rig.available))
-struct CommandRigTests {
-    @Test("selftest passes camera, GPIO, audio and clock on the rig's devices")
-    func selftest() throws {
-        let board = try RigBoard()
-        let r = try sprintgate(["selftest", "--config", board.settings, "--seconds", "1"])
-        print(r.out)
-        #expect(r.status == 0)
-        for check in ["clock", "camera", "camera timestamps", "gpio", "start button", "crossing-led", "audio"] {
-            #expect(r.out.split(separator: "\n").contains { $0.hasPrefix(check + " ") && $0.contains("PASS") },
-                    "\(check) did not pass")
-        }
-    }
-
-    @Test("record writes a replayable clip and logs a button press")
-    func record() throws {
-        let board = try RigBoard()
-        let out = board.dir + "/rec"
-        let r = try sprintgate(["record", "--config", board.settings, "--seconds", "3", "--out", out]) { p in
-            // Press once recording has begun: case.log is created after the camera streams
-            // and the button's line is requested (the binary takes a while to load in qemu).
-            for _ in 0..<3000 where p.isRunning && !FileManager.default.fileExists(atPath: out + "/case.log") {
-                usleep(20_000)
+extension RigDevices {
+    @Suite("sprintgate on the rig", .serialized, .enabled(if: Rig.available))
+    struct CommandRigTests {
+        @Test("selftest passes camera, GPIO, audio and clock on the rig's devices")
+        func selftest() throws {
+            let board = try RigBoard()
+            let r = try sprintgate(["selftest", "--config", board.settings, "--seconds", "1"])
+            print(r.out)
+            #expect(r.status == 0)
+            for check in ["clock", "camera", "camera timestamps", "gpio", "start button", "crossing-led", "audio"] {
+                #expect(r.out.split(separator: "\n").contains { $0.hasPrefix(check + " ") && $0.contains("PASS") },
+                        "\(check) did not pass")
             }
-            usleep(300_000)
-            HardwareRig.pull("start-button", "pull-down")  // pressed (active low)
-            usleep(300_000)
-            HardwareRig.pull("start-button", "pull-up")
         }
-        print(r.out)
-        #expect(r.status == 0)
-        let log = try ReplayLog(path: out + "/case.log")
-        let frames = log.events.filter { if case .frame = $0 { return true } else { return false } }.count
-        #expect(frames >= 40, "\(frames) frames in 3 s at 60 fps")
-        let edges = log.events.compactMap { e -> String? in if case let .line(l) = e { return "\(l.edge)" } else { return nil } }
-        #expect(edges == ["rising", "falling"])
-        let reader = try ClipReader(path: out + "/frames.y4m")
-        #expect(reader.width == 640 && reader.height == 480)
-        let replay = try sprintgate(["replay", out + "/frames.y4m", "--gate-x", "320", "--json"])
-        #expect(replay.status == 0)
-    }
 
-    @Test("run comes up armed, shows the ready LED and stops cleanly on SIGTERM")
-    func run() throws {
-        let board = try RigBoard()
-        var armed = -1
-        var status: (status: Int32, out: String) = (-1, "")
-        // Why polling: under software emulation the daemon's start-up (and each `status`
-        // process's) takes seconds, more when other rig tests run beside it.
-        let r = try sprintgate(["run", "--config", board.settings, "--seconds", "60"]) { run in
-            for _ in 0..<60 {
-                usleep(500_000)
-                status = (try? sprintgate(["status", "--config", board.settings])) ?? (-1, "")
-                if status.status == 0 && status.out.contains("camera: streaming") { break }
+        @Test("record writes a replayable clip and logs a button press")
+        func record() throws {
+            let board = try RigBoard()
+            let out = board.dir + "/rec"
+            let r = try sprintgate(["record", "--config", board.settings, "--seconds", "3", "--out", out]) { p in
+                // Press once recording has begun: case.log is created after the camera streams
+                // and the button's line is requested (the binary takes a while to load in qemu).
+                for _ in 0..<3000 where p.isRunning && !FileManager.default.fileExists(atPath: out + "/case.log") {
+                    usleep(20_000)
+                }
+                usleep(300_000)
+                HardwareRig.pull("start-button", "pull-down")  // pressed (active low)
+                usleep(300_000)
+                HardwareRig.pull("start-button", "pull-up")
             }
-            armed = HardwareRig.value("armed-led")
-            run.terminate()
+            print(r.out)
+            #expect(r.status == 0)
+            let log = try ReplayLog(path: out + "/case.log")
+            let frames = log.events.filter { if case .frame = $0 { return true } else { return false } }.count
+            #expect(frames >= 40, "\(frames) frames in 3 s at 60 fps")
+            let edges = log.events.compactMap { e -> String? in if case let .line(l) = e { return "\(l.edge)" } else { return nil } }
+            #expect(edges == ["rising", "falling"])
+            let reader = try ClipReader(path: out + "/frames.y4m")
+            #expect(reader.width == 640 && reader.height == 480)
+            let replay = try sprintgate(["replay", out + "/frames.y4m", "--gate-x", "320", "--json"])
+            #expect(replay.status == 0)
         }
-        print(status.out)
-        #expect(status.status == 0)
-        #expect(status.out.contains("camera: streaming") && status.out.contains("phase: v1 phase=armed"))
-        let after = try sprintgate(["status", "--config", board.settings])
-        #expect(after.status == 3 && after.out.contains("not running"))
-        print(r.out)
-        #expect(r.status == 0)
-        #expect(r.out.contains("ready: camera 640x480"))
-        #expect(armed == 1)
-        #expect(r.out.contains("stopping on signal 15") && r.out.contains("stopped:"))
-        #expect(FileManager.default.fileExists(atPath: board.dir + "/results.jsonl"), "the storage thread opened no journal")
+
+        @Test("run comes up armed, shows the ready LED and stops cleanly on SIGTERM")
+        func run() throws {
+            let board = try RigBoard()
+            var armed = -1
+            var status: (status: Int32, out: String) = (-1, "")
+            // Why polling: under software emulation the daemon's start-up (and each `status`
+            // process's) takes seconds, more when other rig tests run beside it.
+            let r = try sprintgate(["run", "--config", board.settings, "--seconds", "60"]) { run in
+                for _ in 0..<60 {
+                    usleep(500_000)
+                    status = (try? sprintgate(["status", "--config", board.settings])) ?? (-1, "")
+                    if status.status == 0 && status.out.contains("camera: streaming") { break }
+                }
+                armed = HardwareRig.value("armed-led")
+                run.terminate()
+            }
+            print(status.out)
+            #expect(status.status == 0)
+            #expect(status.out.contains("camera: streaming") && status.out.contains("phase: v1 phase=armed"))
+            let after = try sprintgate(["status", "--config", board.settings])
+            #expect(after.status == 3 && after.out.contains("not running"))
+            print(r.out)
+            #expect(r.status == 0)
+            #expect(r.out.contains("ready: camera 640x480"))
+            #expect(armed == 1)
+            #expect(r.out.contains("stopping on signal 15") && r.out.contains("stopped:"))
+            #expect(FileManager.default.fileExists(atPath: board.dir + "/results.jsonl"), "the storage thread opened no journal")
+        }
     }
 }

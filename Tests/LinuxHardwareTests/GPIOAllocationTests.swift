@@ -9,7 +9,7 @@ import Testing
 
 // Why extensions: the rig suites are serialized, so these share the simulated lines and
 // the loopback card with the other rig tests without racing them.
-extension GPIORigTests {
+extension RigDevices.GPIORigTests {
     @Test("readEvents, set and LinePatterns.step allocate nothing")
     func gpio() throws {
         let cfg = { (name: String, low: Bool, bias: GPIOBias, ms: Int) in
@@ -45,7 +45,7 @@ extension GPIORigTests {
 
 }
 
-extension AudioRigTests {
+extension RigDevices.AudioRigTests {
     @Test("ALSABeeper.play and service allocate nothing")
     func sound() throws {
         var beeper = ALSABeeper(config: AudioConfig(device: HardwareRig.env("RIG_ALSA_PLAYBACK")!), sounds: SoundBank())

@@ -4,6 +4,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Testing
+
+/// Every suite that touches the rig's devices is nested here. The rig has one camera, one
+/// GPIO chip and one sound card, and `sprintgate run` in CommandRigTests opens all three,
+/// so these suites run one after another, not only the tests within each of them
+/// (`.serialized` on a suite covers the suites nested in it).
+@Suite(.serialized) enum RigDevices {}
 
 /// The qemu rig's devices. Outside the rig `available` is false and the rig tests are
 /// reported as skipped (`@Test(.enabled(if: Rig.available))`).
