@@ -132,8 +132,12 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
         teardown()
         do {
             try start()
-        } catch {
+        } catch var error {
             teardown()
+            if error.errno == EBUSY {
+                error.detail = "the camera is in use by another program; close it first "
+                    + "(for a second sprintgate: sudo systemctl stop sprintgate)"
+            }
             fail(error, disconnect: false)
             throw error
         }
