@@ -44,13 +44,7 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds (with --web); runs until stopped by default.")
     var seconds: Double?
 
-    @Option(help: "With --web: UDP port of the NTP server (serves the gate's clock); 0 turns it off. Default: 123 as root, off otherwise.")
-    var ntpPort: Int?
-
-    @Option(help: ArgumentHelp("For tests only: skew the served clock by OFFSET_MS,PPM.", visibility: .hidden))
-    var testClockSkew: String?
-
-    @OptionGroup(title: "Multi-gate race (with --web)")
+    @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
 
     func run() throws {
@@ -154,7 +148,7 @@ extension DemoCommand {
         let t0 = Sys.monotonicNow()
         var peerLog = Logger(label: "sprintgate.peer")
         peerLog.logLevel = .info
-        let services = GateServices(storage: storage, web: web, ntpPort: ntpPort, testClockSkew: testClockSkew, peers: peers,
+        let services = GateServices(storage: storage, web: web, peers: peers,
                                     peerSettings: nil, stateDirectory: stateDir, epoll: epoll, now: t0, peerLog: peerLog, log: log)
         services.install(on: &loop) { event in
             switch event {

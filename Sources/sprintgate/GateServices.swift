@@ -32,15 +32,16 @@ final class GateServices {
     /// Starts the NTP server and the race link as the options ask and puts their sockets
     /// on `epoll`; finished races go to storage. Storage and the page are started by the caller (the page is optional
     /// for `run` and required for `demo --web`).
-    init(storage: GateStorage, web: WebGate?, ntpPort: Int?, testClockSkew: String?, peers: PeerArguments,
+    init(storage: GateStorage, web: WebGate?, peers: PeerArguments,
          peerSettings: PeerSettings?, stateDirectory: String, epoll: borrowing EpollLoop, now: MonotonicInstant,
          peerLog: Logger, log: Logger) {
         self.storage = storage
         self.web = web
         self.log = log
         nextWebStatus = now
-        ntp = NTPServer.start(port: ntpPort, skew: testClockSkew, now: now, log: peerLog)
-        link = peers.start(settings: peerSettings, skew: testClockSkew, stateDirectory: stateDirectory, now: now, log: peerLog)
+        let skew = peers.clockSkew(now: now, log: peerLog)
+        ntp = NTPServer.start(port: peers.ntpPort, skew: skew, now: now, log: peerLog)
+        link = peers.start(settings: peerSettings, skew: skew, stateDirectory: stateDirectory, now: now, log: peerLog)
         if let ntp { add(ntp.fileDescriptor, "NTP server", to: epoll) }
         if let link {
             add(link.fileDescriptor, "race link", to: epoll)

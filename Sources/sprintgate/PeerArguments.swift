@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Command-line options of multi-gate racing (run and demo), merged over the `[peers]` table.
+// Command-line options of the served clock and multi-gate racing (run and demo), merged over the `[peers]` table.
 
 import ArgumentParser
 import GateConfig
@@ -8,10 +8,16 @@ import LinuxHardware
 import Logging
 import Race
 
-/// `--peer-role`, `--peer-port`, `--pairing-code`, `--peer-host-address`, `--gate-id`.
-/// Any of them overrides the `[peers]` table of the settings file; `--peer-role` alone
-/// (with a pairing code) turns racing on without one.
+/// `--ntp-port`, and `--peer-role`, `--peer-port`, `--pairing-code`, `--peer-host-address`,
+/// `--gate-id`. The race options override the `[peers]` table of the settings file;
+/// `--peer-role` alone (with a pairing code) turns racing on without one.
 struct PeerArguments: ParsableArguments {
+    @Option(help: "UDP port of the NTP server (serves the gate's clock); 0 turns it off. Default: 123 as root, off otherwise.")
+    var ntpPort: Int?
+
+    @Option(help: ArgumentHelp("For tests only: skew the served clock by OFFSET_MS,PPM.", visibility: .hidden))
+    var testClockSkew: String?
+
     @Option(help: "Take part in a multi-gate race as host (keeps the results) or gate.")
     var peerRole: String?
 
@@ -28,7 +34,18 @@ struct PeerArguments: ParsableArguments {
     var gateID: UInt32?
 
     /// The race options, or nil when racing is off. Exits with a clear message on bad values.
-    func resolve(settings: PeerSettings?, skew: String?, now: MonotonicInstant) -> PeerOptions? {
+    /// `--test-clock-skew` parsed (none without it), for the NTP server and the race link
+    /// alike. Exits with a clear message on a bad value.
+    func clockSkew(now: MonotonicInstant, log: Logger) -> ClockSkew {
+        guard let testClockSkew else { return .none }
+        guard let parsed = ClockSkew(parsing: testClockSkew, origin: now) else {
+            fail("--test-clock-skew \(testClockSkew): expected OFFSET_MS,PPM with |offset| ≤ 1 day and |ppm| ≤ 1000")
+        }
+        log.warning("test clock skew: \(testClockSkew) (offset ms, ppm) applied to the served clock and the race link")
+        return parsed
+    }
+
+    func resolve(settings: PeerSettings?, skew: ClockSkew, now: MonotonicInstant) -> PeerOptions? {
         guard peerRole != nil || settings != nil else {
             if pairingCode != nil || peerPort != nil || peerHostAddress != nil {
                 fail("--pairing-code, --peer-port and --peer-host-address need --peer-role or a [peers] table")
@@ -56,19 +73,12 @@ struct PeerArguments: ParsableArguments {
         }
         if role == .host, hostAddress != nil { fail("--peer-host-address is for gates; the host listens") }
         if gateID == 0 { fail("--gate-id 0 is reserved") }
-        var skewValue = ClockSkew.none
-        if let skew {
-            guard let parsed = ClockSkew(parsing: skew, origin: now) else {
-                fail("--test-clock-skew \(skew): expected OFFSET_MS,PPM with |offset| ≤ 1 day and |ppm| ≤ 1000")
-            }
-            skewValue = parsed
-        }
         return PeerOptions(role: role, port: UInt16(port), pairingCode: code, hostAddress: hostAddress, gateID: gateID,
-                           skew: skewValue)
+                           skew: skew)
     }
 
     /// The link, started and logged; exits with a clear message when it cannot start.
-    func start(settings: PeerSettings?, skew: String?, stateDirectory: String, now: MonotonicInstant,
+    func start(settings: PeerSettings?, skew: ClockSkew, stateDirectory: String, now: MonotonicInstant,
                log: Logger) -> PeerLink? {
         guard let options = resolve(settings: settings, skew: skew, now: now) else { return nil }
         do {

@@ -88,20 +88,12 @@ extension NTPServer {
     /// `port` nil means the default: 123 when running as root, off otherwise (an
     /// unprivileged daemon cannot bind it). A bind failure is logged, not fatal: the gate
     /// still times without serving NTP.
-    static func start(port: Int?, skew: String?, now: MonotonicInstant, log: Logger) -> NTPServer? {
+    static func start(port: Int?, skew: ClockSkew, now: MonotonicInstant, log: Logger) -> NTPServer? {
         let chosen = port ?? (geteuid() == 0 ? wellKnownPort : 0)
         guard chosen != 0 else { return nil }
         guard (1...65535).contains(chosen) else { fail("--ntp-port \(chosen) is not a port (1...65535, 0 turns it off)") }
-        var clockSkew = ClockSkew.none
-        if let skew {
-            guard let parsed = ClockSkew(parsing: skew, origin: now) else {
-                fail("--test-clock-skew \(skew): expected OFFSET_MS,PPM with |offset| ≤ 1 day and |ppm| ≤ 1000")
-            }
-            clockSkew = parsed
-            log.warning("test clock skew: \(skew) (offset ms, ppm) applied to the served clock")
-        }
         do {
-            let server = try NTPServer(port: UInt16(chosen), clock: ServedClock(skew: clockSkew, now: now))
+            let server = try NTPServer(port: UInt16(chosen), clock: ServedClock(skew: skew, now: now))
             log.notice("NTP server on udp port \(server.localPort) (stratum 10, local clock)")
             return server
         } catch {

@@ -38,13 +38,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Address the web page listens on.")
     var webHost: String = "0.0.0.0"
 
-    @Option(help: "UDP port of the NTP server (serves the gate's clock); 0 turns it off. Default: 123 as root, off otherwise.")
-    var ntpPort: Int?
-
-    @Option(help: ArgumentHelp("For tests only: skew the served clock by OFFSET_MS,PPM.", visibility: .hidden))
-    var testClockSkew: String?
-
-    @OptionGroup(title: "Multi-gate race")
+    @OptionGroup(title: "Clock and multi-gate race")
     var peers: PeerArguments
 
     func run() throws {
@@ -125,7 +119,7 @@ struct RunCommand: ParsableCommand {
                                    fps: Double(board.camera.fps), log: log)
         let web = webPort == 0 ? nil : startWebGate(settings: settings, host: webHost, port: webPort, wakeFD: epoll.wakeFD,
                                                      cameraMode: "\(width)x\(height)", book: storage.book, level: level)
-        let services = GateServices(storage: storage, web: web, ntpPort: ntpPort, testClockSkew: testClockSkew, peers: peers,
+        let services = GateServices(storage: storage, web: web, peers: peers,
                                     peerSettings: settings.peers, stateDirectory: settings.stateDirectory, epoll: epoll,
                                     now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in
