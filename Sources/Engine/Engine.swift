@@ -128,7 +128,7 @@ public enum EngineAction: Sendable, Hashable {
 public struct Engine: Sendable {
     public private(set) var config: EngineConfig
     public private(set) var phase: EnginePhase = .idle
-    private var rng: SplitMix
+    private var rng: SplitMix64
     private var laps = 0
     private var lastLapAt: MonotonicInstant?
     private var lastCrossingAt: MonotonicInstant?
@@ -142,7 +142,7 @@ public struct Engine: Sendable {
 
     public init(config: EngineConfig) {
         self.config = config
-        rng = SplitMix(seed: config.seed)
+        rng = SplitMix64(seed: config.seed)
     }
 
     /// Laps timed in the current run.
@@ -168,7 +168,7 @@ public struct Engine: Sendable {
     /// Replaces the settings; an active run is reset.
     public mutating func reconfigure(_ config: EngineConfig, now: MonotonicInstant, into actions: inout [EngineAction]) {
         self.config = config
-        rng = SplitMix(seed: config.seed)
+        rng = SplitMix64(seed: config.seed)
         reset(now: now, into: &actions)
     }
 
@@ -379,21 +379,5 @@ public struct Engine: Sendable {
         }
         phase = .starting(step: step + 1)
         actions.append(.phase(phase))
-    }
-}
-
-/// SplitMix64 for the random pauses of a voice start.
-struct SplitMix: Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform(_ r: ClosedRange<Double>) -> Double {
-        r.lowerBound + (r.upperBound - r.lowerBound) * Double(next() >> 11) * 0x1.0p-53
     }
 }

@@ -18,4 +18,9 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 
     /// Uniform in `[0, 1)`.
     public mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
+
+    /// Uniform in `range`.
+    public mutating func uniform(_ range: ClosedRange<Double>) -> Double {
+        range.lowerBound + (range.upperBound - range.lowerBound) * unit()
+    }
 }

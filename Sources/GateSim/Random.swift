@@ -1,28 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Small deterministic random numbers for synthetic scenes (same seed, same pixels).
+// Per-pixel sensor noise for synthetic scenes from GateCore's seedable generator (same seed, same pixels).
 
-/// SplitMix64: fast, deterministic and good enough for sensor noise and scene variation.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+public import GateCore
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    public mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
-
-    /// Uniform in `range`.
-    public mutating func uniform(_ range: ClosedRange<Double>) -> Double {
-        range.lowerBound + (range.upperBound - range.lowerBound) * unit()
-    }
-
+extension SplitMix64 {
     /// Approximately normal with mean 0 and deviation 1 (sum of four uniforms, scaled);
     /// cheap enough for per-pixel noise.
     public mutating func gaussianish() -> Double {

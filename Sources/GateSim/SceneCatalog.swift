@@ -21,7 +21,7 @@ public enum SceneCatalog {
         var spec = SceneSpec(name: name)
         spec.fps = fps
         spec.seed = UInt64(variant) &* 7919 &+ UInt64(name.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude)
-        var rng = SeededRandom(seed: spec.seed)
+        var rng = SplitMix64(seed: spec.seed)
         var r = RunnerSpec()
         if variant > 0 {
             r.speed = rng.uniform(900...1400)

@@ -32,7 +32,7 @@ public struct SceneRenderer: Sendable {
 
     private static func makeBackground(spec: SceneSpec, margin: Int) -> [Float] {
         let w = spec.width + 2 * margin, h = spec.height + 2 * margin
-        var rng = SeededRandom(seed: spec.seed &* 0x51_7CC1_B727_220A ^ 0xBAC6)
+        var rng = SplitMix64(seed: spec.seed &* 0x51_7CC1_B727_220A ^ 0xBAC6)
         var px = [Float](repeating: 0, count: w * h)
         let horizon = Double(spec.height) * 0.38
         let postSpacing = 64.0
@@ -234,7 +234,7 @@ public struct SceneRenderer: Sendable {
     public func render(frame index: Int, into out: UnsafeMutableBufferPointer<UInt8>) {
         let w = spec.width, h = spec.height
         precondition(out.count >= w * h, "frame buffer too small")
-        var rng = SeededRandom(seed: spec.seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
+        var rng = SplitMix64(seed: spec.seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
         var row = [Double](repeating: 0, count: w)
         var lightRow = [Double](repeating: 0, count: w)
         var capsules: [Capsule] = []

@@ -47,26 +47,20 @@ let sampleEnvelopes: [Envelope] = sampleMessages.enumerated().map { i, message i
              sequence: UInt32(i + 1), message: message)
 }
 
-/// SplitMix64: small, seedable, the same sequence everywhere. The seed comes from
-/// `SPRINTGATE_TEST_SEED` when set, so a failing run can be reproduced.
+/// GateCore's SplitMix64, seeded from `SPRINTGATE_TEST_SEED` when set, so a failing run
+/// can be reproduced; the seed is printed.
 struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
+    private var generator: SplitMix64
     let seed: UInt64
 
     init(defaultSeed: UInt64) {
         let env = getenvString("SPRINTGATE_TEST_SEED").flatMap { UInt64($0) }
         seed = env ?? defaultSeed
-        state = seed
+        generator = SplitMix64(seed: seed)
         print("random seed \(seed) (set SPRINTGATE_TEST_SEED to reproduce)")
     }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 }
 
 #if canImport(Glibc)
