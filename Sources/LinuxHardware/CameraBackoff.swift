@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// When to try reopening a camera that went away: 0.5 s doubling to 8 s, reset on success.
+// When to reopen a camera: what counts as lost, and the retry schedule (0.5 s doubling to 8 s).
 
 public import GateCore
 
@@ -49,5 +49,33 @@ public struct ReopenBackoff: Sendable, Hashable {
     /// Records a successful open: the next failure starts the schedule again.
     public mutating func succeeded() {
         self = ReopenBackoff()
+    }
+}
+
+/// Why the run loop should take the camera off the loop and reopen it, or nil while it is
+/// fine. Pure; the caller passes the loop's time.
+public enum CameraRecovery {
+    /// Silence after which an open camera is reopened. Why: a camera in the dark still
+    /// delivers frames, so seconds without one mean a wedged device (a UVC camera whose
+    /// stream stalled after a brown-out, a driver stuck after a USB error), which a
+    /// STREAMOFF/close/open usually revives; 5 s is far beyond any exposure.
+    public static let stalledAfter = Span.seconds(5)
+
+    /// - Parameters:
+    ///   - state: the camera's state.
+    ///   - isOpen: whether it holds a descriptor (a failed open or reopen leaves none,
+    ///     whatever the error).
+    ///   - lastFrame: when it last delivered a frame (or started waiting for the first).
+    public static func reason(state: DeviceState, isOpen: Bool, lastFrame: MonotonicInstant?,
+                              now: MonotonicInstant) -> String? {
+        switch state {
+        case .absent, .busy, .closed: return "\(state)"
+        case .noSignal, .streaming:
+            guard isOpen else { return "closed after an error" }
+            if state == .noSignal, let lastFrame, now.since(lastFrame) >= stalledAfter {
+                return "no frames for \(Int(now.since(lastFrame).seconds)) s"
+            }
+            return nil
+        }
     }
 }

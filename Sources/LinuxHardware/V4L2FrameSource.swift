@@ -69,6 +69,9 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
     public private(set) var lastKernelTimestamp = MonotonicInstant(nanoseconds: 0)
     /// Kernel timestamp of the last frame dequeued, good or not (signal watchdog).
     private var lastFrameMono: MonotonicInstant?
+    /// When the camera last delivered a frame, or, before the first one since opening,
+    /// when `checkSignal` started waiting for it.
+    public var lastFrameAt: MonotonicInstant? { lastFrameMono }
 
     // Driver buffers, indexed by slot; sized once per open, never grown while streaming.
     private var maps: [UnsafeRawPointer?] = []

@@ -163,6 +163,7 @@ struct RunCommand: ParsableCommand {
 
         var lastState = loop.engine.persistentState
         var cameraFD = loop.camera.fileDescriptor
+        var framesAtReopen = loop.camera.stats.frames
         var nextWatchdog = start
         var nextThermal = start
         var nextStatus = start
@@ -209,22 +210,32 @@ struct RunCommand: ParsableCommand {
                 notify.send("WATCHDOG=1")
                 nextWatchdog = now + .seconds(2)
             }
-            // Camera lost: take it off the loop and reopen with back-off.
-            if loop.camera.state == .absent || loop.camera.state == .busy {
-                if cameraFD >= 0 { epoll.remove(cameraFD); cameraFD = -1; log.warning("camera lost (\(loop.camera.state)); reopening") }
+            // Camera lost (gone, taken, closed by an error, or silent for seconds): take it
+            // off the loop and reopen with back-off. The back-off resets once frames flow
+            // again, so a camera that opens but stays silent is retried ever more slowly.
+            if let reason = CameraRecovery.reason(state: loop.camera.state, isOpen: loop.camera.fileDescriptor >= 0,
+                                                  lastFrame: loop.camera.lastFrameAt, now: now) {
+                if cameraFD >= 0 {
+                    epoll.remove(cameraFD)
+                    cameraFD = -1
+                    loop.camera.close()
+                    backoff.failed(at: now)
+                    log.warning("camera lost (\(reason)); reopening")
+                }
                 if backoff.isDue(now: now) {
                     do {
                         try loop.camera.open()
-                        backoff.succeeded()
+                        framesAtReopen = loop.camera.stats.frames
                         cameraFD = loop.camera.fileDescriptor
                         try? epoll.add(cameraFD)
                         log.notice("camera back")
                     } catch {
-                        _ = backoff.failed(at: now)
+                        backoff.failed(at: now)
                     }
                 }
             } else {
                 loop.camera.checkSignal(now: now)
+                if backoff.failures > 0, loop.camera.stats.frames > framesAtReopen { backoff.succeeded() }
             }
             if now >= nextThermal {
                 nextThermal = now + .seconds(5)
@@ -233,8 +244,10 @@ struct RunCommand: ParsableCommand {
                    let fps = thermal.update(celsius: celsius, at: now.seconds) {
                     log.warning("SoC at \(celsius) C: camera to \(fps) fps")
                     epoll.remove(cameraFD)
+                    cameraFD = -1
                     loop.camera.close()
                     loop.camera.request.fps = Double(fps)
+                    // A failed open is retried with back-off like any lost camera.
                     if (try? loop.camera.open()) != nil { cameraFD = loop.camera.fileDescriptor; try? epoll.add(cameraFD) }
                 }
             }

@@ -117,3 +117,32 @@ import Testing
         #expect(V4L2FrameSource.blurLimit == .microseconds(4000))
     }
 }
+
+@Suite struct CameraRecoveryTests {
+    let t = MonotonicInstant(seconds: 50)
+
+    @Test func aStreamingCameraIsLeftAlone() {
+        #expect(CameraRecovery.reason(state: .streaming, isOpen: true, lastFrame: t, now: t + .seconds(60)) == nil)
+        #expect(CameraRecovery.reason(state: .streaming, isOpen: true, lastFrame: nil, now: t) == nil)
+    }
+
+    @Test func goneTakenOrClosedIsReopened() {
+        #expect(CameraRecovery.reason(state: .absent, isOpen: false, lastFrame: t, now: t) == "absent")
+        #expect(CameraRecovery.reason(state: .busy, isOpen: false, lastFrame: nil, now: t) == "busy")
+        #expect(CameraRecovery.reason(state: .closed, isOpen: false, lastFrame: nil, now: t) == "closed")
+    }
+
+    /// An open that failed with an error that implies neither absent nor busy (EINVAL
+    /// from STREAMON, ENOMEM for buffers) leaves the state "no signal" and no descriptor.
+    @Test func aCameraLeftWithoutADescriptorIsReopened() {
+        #expect(CameraRecovery.reason(state: .noSignal, isOpen: false, lastFrame: nil, now: t) == "closed after an error")
+        #expect(CameraRecovery.reason(state: .streaming, isOpen: false, lastFrame: t, now: t) == "closed after an error")
+    }
+
+    @Test func silenceIsReopenedOnlyAfterFiveSeconds() {
+        let almost = t + Span(nanoseconds: CameraRecovery.stalledAfter.nanoseconds - 1)
+        #expect(CameraRecovery.reason(state: .noSignal, isOpen: true, lastFrame: t, now: almost) == nil)
+        #expect(CameraRecovery.reason(state: .noSignal, isOpen: true, lastFrame: t, now: t + .seconds(5)) == "no frames for 5 s")
+        #expect(CameraRecovery.reason(state: .noSignal, isOpen: true, lastFrame: nil, now: t + .seconds(9)) == nil)
+    }
+}

@@ -281,7 +281,7 @@ extension RigDevices {
             frames += 1
             let lastSequence = held.view.sequence
 
-            let control = try #require(try pressDisconnect(Rig.videoCapture), "vivid has no Disconnect control (no_error_inj=1?)")
+            let control = try #require(try VividControl.set("Disconnect", path: Rig.videoCapture), "vivid has no Disconnect control (no_error_inj=1?)")
             print("pressed vivid control \(control)")
             var sawAbsent = false
             let deadline = Sys.monotonicNow() + .seconds(3)
@@ -325,32 +325,6 @@ extension RigDevices {
             }
             cam.close()
             #expect(cam.state == .closed)
-        }
-
-        /// Finds vivid's "Disconnect" button by name and presses it through a second
-        /// descriptor. Returns the control id, nil when the driver has none.
-        func pressDisconnect(_ path: String) throws -> UInt32? {
-            let fd = try Sys.openVideo(path)
-            defer { Sys.closeVideo(fd) }
-            var id = UInt32(V4L2_CTRL_FLAG_NEXT_CTRL)
-            while true {
-                var q = v4l2_queryctrl()
-                q.id = id
-                do {
-                    _ = try Sys.ioctl(fd, CV4L2_VIDIOC_QUERYCTRL(), &q, op: "VIDIOC_QUERYCTRL", path: path)
-                } catch {
-                    return nil
-                }
-                let name = withUnsafeBytes(of: &q.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name == "Disconnect" {
-                    var c = v4l2_control()
-                    c.id = q.id
-                    c.value = 1
-                    _ = try Sys.ioctl(fd, CV4L2_VIDIOC_S_CTRL(), &c, op: "VIDIOC_S_CTRL", path: path)
-                    return q.id
-                }
-                id = q.id | UInt32(V4L2_CTRL_FLAG_NEXT_CTRL)
-            }
         }
     }
 }

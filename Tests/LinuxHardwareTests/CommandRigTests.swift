@@ -136,5 +136,82 @@ extension RigDevices {
             #expect(r.out.contains("stopping on signal 15") && r.out.contains("stopped:"))
             #expect(FileManager.default.fileExists(atPath: board.dir + "/results.jsonl"), "the storage thread opened no journal")
         }
+
+        /// The frame count `run` last wrote to status.txt, nil before the first write.
+        static func statusFrames(_ board: RigBoard) -> Int? {
+            guard let text = try? String(contentsOfFile: board.dir + "/status.txt", encoding: .utf8),
+                  let line = text.split(separator: "\n").first(where: { $0.hasPrefix("frames: ") })
+            else { return nil }
+            return Int(line.dropFirst("frames: ".count).prefix { $0.isNumber })
+        }
+
+        /// Waits up to `seconds` for status.txt to report more than `frames` frames.
+        static func framesPass(_ frames: Int, _ board: RigBoard, within seconds: Int, _ run: Process) -> Int? {
+            for _ in 0..<(seconds * 5) where run.isRunning {
+                if let f = statusFrames(board), f > frames { return f }
+                usleep(200_000)
+            }
+            return nil
+        }
+
+        /// A camera that fails for good (every DQBUF returns EIO, as when a USB camera
+        /// browns out) or goes silent with its stream on, and then refuses the first reopen
+        /// (STREAMON fails with EINVAL, which leaves it closed, not absent), is reopened by
+        /// `run` with back-off until frames flow again.
+        @Test("run reopens a camera after a fatal streaming error, and a silent one whose reopen fails once")
+        func runRecoversTheCamera() throws {
+            let board = try RigBoard()
+            let cam = Rig.videoCapture
+            var progress: [String] = []
+            let r = try sprintgate(["run", "--config", board.settings, "--seconds", "120"]) { run in
+                defer { run.terminate() }
+                guard let f0 = Self.framesPass(30, board, within: 60, run) else { progress.append("never streamed"); return }
+                progress.append("streaming, \(f0) frames")
+                do {
+                    guard try VividControl.set("Inject Fatal Streaming Error", path: cam) != nil else {
+                        progress.append("vivid has no fatal-error control (no_error_inj=1?)")
+                        return
+                    }
+                } catch { progress.append("fatal error not injected: \(error)"); return }
+                // Frames stop; the status file keeps the count until the reopened camera adds to it.
+                usleep(1_500_000)
+                let stalled = Self.statusFrames(board) ?? 0
+                guard let f1 = Self.framesPass(stalled + 30, board, within: 30, run) else {
+                    progress.append("no frames after the fatal error (stuck at \(stalled))")
+                    return
+                }
+                progress.append("after the fatal error: \(stalled) then \(f1) frames")
+                do {
+                    try VividControl.set("Inject VIDIOC_STREAMON Error", path: cam)
+                    try VividControl.set("Percentage of Dropped Buffers", to: 100, path: cam)
+                } catch {
+                    progress.append("silence not injected: \(error)")
+                    return
+                }
+                // The silence must last `CameraRecovery.stalledAfter` (5 s) before a reopen,
+                // whose STREAMON fails; the retry after the back-off streams (silently still).
+                usleep(9_000_000)
+                try? VividControl.set("Percentage of Dropped Buffers", to: 0, path: cam)
+                let silent = Self.statusFrames(board) ?? 0
+                guard let f2 = Self.framesPass(silent + 30, board, within: 30, run) else {
+                    progress.append("no frames after the silence (stuck at \(silent))")
+                    return
+                }
+                progress.append("after the silence: \(silent) then \(f2) frames")
+            }
+            print(progress.joined(separator: "; "))
+            print(r.out)
+            #expect(r.status == 0)
+            #expect(progress.count == 3, "\(progress)")
+            #expect(r.out.contains("camera lost (absent); reopening"))
+            #expect(r.out.contains("camera lost (no frames for "))
+            #expect(r.out.contains("VIDIOC_STREAMON failed (errno 22)"))
+            // One per successful reopen: after the fatal error, and after the failed STREAMON.
+            #expect(r.out.components(separatedBy: "camera back").count - 1 >= 2)
+            if let failed = r.out.range(of: "VIDIOC_STREAMON failed"),
+               let back = r.out.range(of: "camera back", options: .backwards) {
+                #expect(failed.lowerBound < back.lowerBound, "not back after the failed reopen")
+            }
+        }
     }
 }
