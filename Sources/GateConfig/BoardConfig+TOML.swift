@@ -32,14 +32,20 @@ extension BoardConfig {
         let doc = TableReader(table: root, path: "", file: file)
         try doc.checkKeys([], tables: ["board", "camera", "audio", "gpio", "peer"])
         let board = try doc.requiredTable("board")
-        try board.checkKeys(["name"])
+        try board.checkKeys(["name", "thermal_zone"])
         self.init(
             name: try board.string("name", expected: "a non-empty name of at most 64 characters", maxLength: 64),
             camera: try Self.camera(doc.requiredTable("camera")),
             audio: try Self.audio(doc.requiredTable("audio")),
             gpio: try doc.table("gpio").map(Self.gpio) ?? [:],
             peer: try Self.peer(doc.requiredTable("peer")),
-            source: file
+            source: file,
+            thermalZone: try board.string("thermal_zone", "an absolute file path").map { s throws(ConfigError) in
+                guard s.hasPrefix("/") else {
+                    throw board.error(.invalidValue, "thermal_zone", "\"\(s)\" is not an absolute path")
+                }
+                return s
+            } ?? BoardConfig.defaultThermalZone
         )
     }
 

@@ -22,6 +22,12 @@ public struct BoardConfig: Sendable, Hashable {
     public var peer: PeerConfig
     /// The file this configuration came from, as the caller named it; later errors name it too.
     public var source: String
+    /// The SoC temperature (millidegrees Celsius) the gate watches to lower its frame rate
+    /// before the SoC throttles, from `[board] thermal_zone`.
+    public var thermalZone: String
+
+    /// The thermal zone of the SoC on Raspberry Pi OS (and most single-board computers).
+    public static let defaultThermalZone = "/sys/class/thermal/thermal_zone0/temp"
 
     /// Creates a configuration from values that the caller has already checked.
     public init(
@@ -30,7 +36,8 @@ public struct BoardConfig: Sendable, Hashable {
         audio: AudioConfig,
         gpio: [GPIORole: GPIOLineConfig],
         peer: PeerConfig,
-        source: String
+        source: String,
+        thermalZone: String = BoardConfig.defaultThermalZone
     ) {
         self.name = name
         self.camera = camera
@@ -38,6 +45,7 @@ public struct BoardConfig: Sendable, Hashable {
         self.gpio = gpio
         self.peer = peer
         self.source = source
+        self.thermalZone = thermalZone
     }
 }
 

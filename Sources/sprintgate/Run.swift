@@ -170,6 +170,9 @@ struct RunCommand: ParsableCommand {
         let statusFile = settings.stateDirectory + "/status.txt"
 
         var thermal = ThermalGovernor(fps: board.camera.fps)
+        if (try? String(contentsOfFile: board.thermalZone, encoding: .utf8)).flatMap(ThermalGovernor.parseThermalZone) == nil {
+            log.notice("no SoC temperature in \(board.thermalZone) ([board] thermal_zone): the frame rate is not lowered when hot")
+        }
         while true {
             // Why: wake at least every 10 ms so timers (pulses, countdown) fire on time.
             let (now, _) = epoll.wait(until: Sys.monotonicNow() + .milliseconds(10))
@@ -239,16 +242,16 @@ struct RunCommand: ParsableCommand {
             }
             if now >= nextThermal {
                 nextThermal = now + .seconds(5)
-                if let text = try? String(contentsOfFile: "/sys/class/thermal/thermal_zone0/temp", encoding: .utf8),
+                if let text = try? String(contentsOfFile: board.thermalZone, encoding: .utf8),
                    let celsius = ThermalGovernor.parseThermalZone(text),
                    let fps = thermal.update(celsius: celsius, at: now.seconds) {
                     log.warning("SoC at \(celsius) C: camera to \(fps) fps")
+                    // Closed here, reopened at the new rate on the next wake-up by the
+                    // lost-camera path above (with its back-off if the open fails).
                     epoll.remove(cameraFD)
                     cameraFD = -1
                     loop.camera.close()
                     loop.camera.request.fps = Double(fps)
-                    // A failed open is retried with back-off like any lost camera.
-                    if (try? loop.camera.open()) != nil { cameraFD = loop.camera.fileDescriptor; try? epoll.add(cameraFD) }
                 }
             }
         }

@@ -65,6 +65,14 @@ private let cases: [BrokenBoard] = [
         says: "allowed keys: device, format, width, height, fps, exposure_us"
     ),
     BrokenBoard(
+        name: "relative thermal zone",
+        replace: "name = \"Test board\"",
+        with: "name = \"Test board\"\nthermal_zone = \"thermal_zone0/temp\"",
+        code: .invalidValue,
+        keyPath: "board.thermal_zone",
+        says: "\"thermal_zone0/temp\" is not an absolute path"
+    ),
+    BrokenBoard(
         name: "unknown top-level table",
         replace: "[peer]",
         with: "[display]\nwidth = 3\n\n[peer]",
@@ -284,7 +292,11 @@ struct ConfigErrorTests {
                 )
         )
         #expect(board.gpio[.buzzer] == nil)
+        #expect(board.thermalZone == "/sys/class/thermal/thermal_zone0/temp")
         try board.validateLineNames(chipsDirectory: Repo.chips.path)
+        let zone = validBoard.replacingOccurrences(of: "name = \"Test board\"",
+                                                   with: "name = \"Test board\"\nthermal_zone = \"/sys/class/thermal/thermal_zone2/temp\"")
+        #expect(try BoardConfig(toml: zone, file: file).thermalZone == "/sys/class/thermal/thermal_zone2/temp")
     }
 
     @Test("optional keys take their defaults")
