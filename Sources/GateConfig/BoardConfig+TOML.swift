@@ -40,12 +40,7 @@ extension BoardConfig {
             gpio: try doc.table("gpio").map(Self.gpio) ?? [:],
             peer: try Self.peer(doc.requiredTable("peer")),
             source: file,
-            thermalZone: try board.string("thermal_zone", "an absolute file path").map { s throws(ConfigError) in
-                guard s.hasPrefix("/") else {
-                    throw board.error(.invalidValue, "thermal_zone", "\"\(s)\" is not an absolute path")
-                }
-                return s
-            } ?? BoardConfig.defaultThermalZone
+            thermalZone: try board.optionalAbsolutePath("thermal_zone", "file") ?? BoardConfig.defaultThermalZone
         )
     }
 

@@ -71,10 +71,7 @@ public struct GateSettings: Sendable {
             }
             throw error
         }
-        stateDirectory = try doc.string("state_dir", "an absolute directory path").map { s throws(ConfigError) in
-            guard s.hasPrefix("/") else { throw doc.error(.invalidValue, "state_dir", "\"\(s)\" is not an absolute path") }
-            return s
-        } ?? "/var/lib/sprintgate"
+        stateDirectory = try doc.optionalAbsolutePath("state_dir", "directory") ?? "/var/lib/sprintgate"
 
         var engine = EngineConfig()
         gateX = nil

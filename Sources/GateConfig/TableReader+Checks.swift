@@ -61,6 +61,14 @@ extension TableReader {
         return word
     }
 
+    /// An optional absolute path (a state directory, a sysfs file); `what` names it for
+    /// people, e.g. "directory".
+    func optionalAbsolutePath(_ key: String, _ what: String) throws(ConfigError) -> String? {
+        guard let text = try string(key, "an absolute \(what) path") else { return nil }
+        guard text.hasPrefix("/") else { throw error(.invalidValue, key, "\"\(text)\" is not an absolute path") }
+        return text
+    }
+
     /// A required non-empty string of at most `maxLength` characters, each accepted by `isAllowed`.
     /// `expected` describes the accepted shape for people.
     func string(

@@ -56,6 +56,7 @@ struct GateSettingsTests {
     }
 
     @Test("mistakes name file, key and what is allowed", arguments: [
+        ("state_dir = \"var/lib/sprintgate\"", "state_dir", "\"var/lib/sprintgate\" is not an absolute path"),
         ("[gate]\nstart_typ = \"flying\"", "gate.start_typ", "unknown key"),
         ("[gate]\nstart_type = \"rolling\"", "gate.start_type", "flying, button-release"),
         ("[gate]\npreset = \"marathon\"", "gate.preset", "flying-30m"),
