@@ -75,7 +75,13 @@ struct RunCommand: ParsableCommand {
         } catch { fail(error.description) }
 
         // The camera decides the frame size, so the detector waits for the first open.
+        // A gate powered on without its camera waits for it as long as it takes: each retry
+        // extends systemd's start timeout (EXTEND_TIMEOUT_USEC), so the service stays
+        // "activating" instead of being killed and restarted every TimeoutStartSec, and a
+        // start-up that hangs still times out. `sprintgate status` shows the wait.
         var backoff = ReopenBackoff()
+        var lastWarning: (text: String, at: MonotonicInstant)?
+        let statusFile = settings.stateDirectory + "/status.txt"
         while true {
             do {
                 try camera.open()
@@ -84,12 +90,29 @@ struct RunCommand: ParsableCommand {
             } catch {
                 let now = Sys.monotonicNow()
                 let delay = backoff.failed(at: now)
-                log.warning("camera \(board.camera.device): \(error.description); retrying in \(ClipCrossingFormat.ms(delay)) ms")
-                notify.send("STATUS=waiting for the camera (\(camera.state))")
+                let text = error.description
+                // Once, then again only when the error changes or each minute: a gate left
+                // without its camera overnight should not fill the journal.
+                if lastWarning.map({ $0.text != text || now.since($0.at) >= .seconds(60) }) ?? true {
+                    log.warning("camera: \(text); waiting for it (plug it in, or fix [camera] device in the board file)")
+                    lastWarning = (text, now)
+                }
+                let extend = (delay.nanoseconds + Span.seconds(30).nanoseconds) / 1000
+                notify.send("EXTEND_TIMEOUT_USEC=\(extend)\nSTATUS=waiting for the camera \(board.camera.device) (\(camera.state))")
+                try? """
+                    updated_mono_ns: \(now.nanoseconds)
+                    pid: \(getpid())
+                    phase: waiting for the camera
+                    camera: \(camera.state): \(text)
+                    what_to_do: plug the camera in (or fix [camera] device in the board file); the gate starts by itself once it opens
+
+                    """.write(toFile: statusFile, atomically: true, encoding: .utf8)
                 if let end = deadlineEnd, now >= end { fail("no camera within --seconds") }
                 _ = epoll.wait(until: now + delay)
                 if let signal = EpollLoop.stopSignal {
                     log.notice("stopped by signal \(signal) while waiting for the camera")
+                    try? "stopped_mono_ns: \(Sys.monotonicNow().nanoseconds)\nphase: never started (no camera)\n"
+                        .write(toFile: statusFile, atomically: true, encoding: .utf8)
                     return
                 }
             }
@@ -167,7 +190,6 @@ struct RunCommand: ParsableCommand {
         var nextWatchdog = start
         var nextThermal = start
         var nextStatus = start
-        let statusFile = settings.stateDirectory + "/status.txt"
 
         var thermal = ThermalGovernor(fps: board.camera.fps)
         if (try? String(contentsOfFile: board.thermalZone, encoding: .utf8)).flatMap(ThermalGovernor.parseThermalZone) == nil {

@@ -107,6 +107,92 @@ struct CommandLineTests {
     }
 }
 
+@Suite("run without its camera")
+struct RunWithoutCameraTests {
+    @Test("run waits for a missing camera: systemd's start timeout extended, status.txt says what to do, one warning")
+    func waitsForTheCamera() throws {
+        let dir = ScratchDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("state"), withIntermediateDirectories: true)
+        let device = "/dev/sprintgate-test-no-camera-\(getpid())"
+        try """
+            [board]
+            name = "no camera"
+            [camera]
+            device = "\(device)"
+            format = "GREY"
+            width = 320
+            height = 240
+            fps = 30
+            [audio]
+            device = "null"
+            [peer]
+            group = "test"
+            """.write(toFile: dir.file("board.toml"), atomically: true, encoding: .utf8)
+        try """
+            board = "\(dir.file("board.toml"))"
+            state_dir = "\(dir.file("state"))"
+            """.write(toFile: dir.file("gate.toml"), atomically: true, encoding: .utf8)
+        // A notify socket standing in for systemd's.
+        let socketPath = dir.file("notify")
+        let server = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(server >= 0)
+        defer { close(server) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in socketPath.utf8.enumerated() { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(server, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0)
+
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
+        p.arguments = ["run", "--config", dir.file("gate.toml"), "--seconds", "2.5", "--web-port", "0", "--ntp-port", "0"]
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = socketPath
+        env.removeValue(forKey: "JOURNAL_STREAM")
+        p.environment = env
+        let err = Pipe()
+        p.standardOutput = Pipe()
+        p.standardError = err
+        try p.run()
+        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        // --seconds ends the wait with an error (a test's bound; the service waits for good).
+        #expect(p.terminationStatus != 0)
+        #expect(errText.contains("no camera within --seconds"), "\(errText)")
+        // Three failed opens (0, 0.5 and 1.5 s) with the same error: one warning.
+        let warnings = errText.split(separator: "\n").filter { $0.contains("waiting for it (plug it in") }
+        #expect(warnings.count == 1, "\(errText)")
+        #expect(warnings.first?.contains(device) == true)
+
+        var messages: [String] = []
+        var buf = [UInt8](repeating: 0, count: 512)
+        while true {
+            let n = recv(server, &buf, buf.count, Int32(MSG_DONTWAIT))
+            if n <= 0 { break }
+            messages.append(String(decoding: buf[0..<n], as: UTF8.self))
+        }
+        #expect(messages.count >= 3, "\(messages)")
+        for m in messages {
+            let extend = m.split(separator: "\n").first { $0.hasPrefix("EXTEND_TIMEOUT_USEC=") }
+            let usec = extend.flatMap { Int64($0.dropFirst("EXTEND_TIMEOUT_USEC=".count)) } ?? 0
+            // Beyond the next retry (at most 8 s away) by a margin.
+            #expect(usec >= 30_500_000, "\(m)")
+            #expect(m.contains("STATUS=waiting for the camera \(device) (absent)"), "\(m)")
+            #expect(!m.contains("READY=1"), "\(m)")
+        }
+
+        let status = try String(contentsOfFile: dir.file("state") + "/status.txt", encoding: .utf8)
+        #expect(status.contains("phase: waiting for the camera"), "\(status)")
+        #expect(status.contains("what_to_do: plug the camera in"), "\(status)")
+        #expect(status.contains("updated_mono_ns: "), "\(status)")
+    }
+}
+
 @Suite("journal log lines")
 struct JournalLogTests {
     /// Runs a short demo with standard error to a file; `journal` sets JOURNAL_STREAM to
