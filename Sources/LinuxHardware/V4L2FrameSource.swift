@@ -67,11 +67,9 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
     /// The driver's timestamp of the last frame handed out, on CLOCK_MONOTONIC, before
     /// the offset (for latency measurements).
     public private(set) var lastKernelTimestamp = MonotonicInstant(nanoseconds: 0)
-    /// Kernel timestamp of the last frame dequeued, good or not (signal watchdog).
-    private var lastFrameMono: MonotonicInstant?
-    /// When the camera last delivered a frame, or, before the first one since opening,
-    /// when `checkSignal` started waiting for it.
-    public var lastFrameAt: MonotonicInstant? { lastFrameMono }
+    /// Kernel timestamp of the last frame dequeued, good or not, or, before the first one
+    /// since opening, when `checkSignal` started waiting for it (the signal watchdog).
+    public private(set) var lastFrameAt: MonotonicInstant?
 
     // Driver buffers, indexed by slot; sized once per open, never grown while streaming.
     private var maps: [UnsafeRawPointer?] = []
@@ -148,7 +146,7 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
         state = .streaming
         lastError = nil
         lastLogged = nil
-        lastFrameMono = nil
+        lastFrameAt = nil
         logger.info("camera streaming", metadata: [
             "path": "\(path)", "mode": "\(mode.map(\.description) ?? "?")",
             "exposure_us": "\(exposure.map { String($0.nanoseconds / 1000) } ?? "unknown")",
@@ -195,7 +193,7 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
                 stats.nonMonotonic += 1
                 kernelMono = Sys.monotonicNow()
             }
-            lastFrameMono = kernelMono
+            lastFrameAt = kernelMono
             if state == .noSignal { state = .streaming }
             if timestampSource == nil {
                 timestampSource = buf.flags & u32(V4L2_BUF_FLAG_TSTAMP_SRC_MASK) == u32(V4L2_BUF_FLAG_TSTAMP_SRC_SOE)
@@ -263,8 +261,8 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
     /// loop's time on CLOCK_MONOTONIC.
     public mutating func checkSignal(now: MonotonicInstant) {
         guard streaming, state == .streaming else { return }
-        guard let last = lastFrameMono else {
-            lastFrameMono = now  // nothing yet since open: the watch starts now
+        guard let last = lastFrameAt else {
+            lastFrameAt = now  // nothing yet since open: the watch starts now
             return
         }
         if now.since(last) > Self.noSignalAfter {

@@ -82,6 +82,8 @@ struct RunCommand: ParsableCommand {
         var backoff = ReopenBackoff()
         var lastWarning: (text: String, at: MonotonicInstant)?
         let statusFile = settings.stateDirectory + "/status.txt"
+        func writeStatus(_ text: String) { try? text.write(toFile: statusFile, atomically: true, encoding: .utf8) }
+        func writeStopped(phase: String) { writeStatus("stopped_mono_ns: \(Sys.monotonicNow().nanoseconds)\nphase: \(phase)\n") }
         while true {
             do {
                 try camera.open()
@@ -99,20 +101,19 @@ struct RunCommand: ParsableCommand {
                 }
                 let extend = (delay.nanoseconds + Span.seconds(30).nanoseconds) / 1000
                 notify.send("EXTEND_TIMEOUT_USEC=\(extend)\nSTATUS=waiting for the camera \(board.camera.device) (\(camera.state))")
-                try? """
+                writeStatus("""
                     updated_mono_ns: \(now.nanoseconds)
                     pid: \(getpid())
                     phase: waiting for the camera
                     camera: \(camera.state): \(text)
                     what_to_do: plug the camera in (or fix [camera] device in the board file); the gate starts by itself once it opens
 
-                    """.write(toFile: statusFile, atomically: true, encoding: .utf8)
+                    """)
                 if let end = deadlineEnd, now >= end { fail("no camera within --seconds") }
                 _ = epoll.wait(until: now + delay)
                 if let signal = EpollLoop.stopSignal {
                     log.notice("stopped by signal \(signal) while waiting for the camera")
-                    try? "stopped_mono_ns: \(Sys.monotonicNow().nanoseconds)\nphase: never started (no camera)\n"
-                        .write(toFile: statusFile, atomically: true, encoding: .utf8)
+                    writeStopped(phase: "never started (no camera)")
                     return
                 }
             }
@@ -192,7 +193,10 @@ struct RunCommand: ParsableCommand {
         var nextStatus = start
 
         var thermal = ThermalGovernor(fps: board.camera.fps)
-        if (try? String(contentsOfFile: board.thermalZone, encoding: .utf8)).flatMap(ThermalGovernor.parseThermalZone) == nil {
+        func socCelsius() -> Double? {
+            (try? String(contentsOfFile: board.thermalZone, encoding: .utf8)).flatMap(ThermalGovernor.parseThermalZone)
+        }
+        if socCelsius() == nil {
             log.notice("no SoC temperature in \(board.thermalZone) ([board] thermal_zone): the frame rate is not lowered when hot")
         }
         while true {
@@ -229,7 +233,7 @@ struct RunCommand: ParsableCommand {
                     last_result: \(latest.result)
 
                     """
-                try? text.write(toFile: statusFile, atomically: true, encoding: .utf8)
+                writeStatus(text)
             }
             if now >= nextWatchdog {
                 notify.send("WATCHDOG=1")
@@ -264,8 +268,7 @@ struct RunCommand: ParsableCommand {
             }
             if now >= nextThermal {
                 nextThermal = now + .seconds(5)
-                if let text = try? String(contentsOfFile: board.thermalZone, encoding: .utf8),
-                   let celsius = ThermalGovernor.parseThermalZone(text),
+                if let celsius = socCelsius(),
                    let fps = thermal.update(celsius: celsius, at: now.seconds) {
                     log.warning("SoC at \(celsius) C: camera to \(fps) fps")
                     // Closed here, reopened at the new rate on the next wake-up by the
@@ -279,8 +282,7 @@ struct RunCommand: ParsableCommand {
         }
         loop.camera.close()
         if let summary = services.stop() { log.notice("\(summary)") }
-        try? "stopped_mono_ns: \(Sys.monotonicNow().nanoseconds)\nphase: \(loop.engine.persistentState)\n"
-            .write(toFile: statusFile, atomically: true, encoding: .utf8)
+        writeStopped(phase: "\(loop.engine.persistentState)")
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
     }
 }
