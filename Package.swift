@@ -110,7 +110,7 @@ let package = Package(
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.
         .target(
             name: "GateSim",
-            dependencies: ["GateCore", "Detector", "Engine"],
+            dependencies: ["GateCore", "Detector", "Engine", "CZlib"],
             swiftSettings: strictSettings
         ),
         // C libraries behind the Linux adapters, one system-library target each.
@@ -119,6 +119,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // epoll, eventfd and timerfd for the event loop.
         .target(name: "CLinuxSys"),
         // MJPEG to luma with libjpeg-turbo; C, because libjpeg reports errors by longjmp.

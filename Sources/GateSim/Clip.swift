@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CZlib
 
 /// Why a clip could not be read or written. `description` is one line a user can act on.
 public struct ClipError: Error, CustomStringConvertible, Sendable {
@@ -13,7 +14,8 @@ public struct ClipError: Error, CustomStringConvertible, Sendable {
     public init(_ message: String) { description = message }
 }
 
-/// A sequence of luma frames from a file, read one at a time into a reused buffer.
+/// A sequence of luma frames from a file, read one at a time into a reused buffer. The
+/// file may be gzip-compressed (`.raw.gz`, `.y4m.gz`); zlib reads plain files as they are.
 public final class ClipReader {
     public let path: String
     public let width: Int
@@ -22,7 +24,7 @@ public final class ClipReader {
     public let fps: Double
     /// Bytes per frame in the file, luma plane first.
     public let frameBytes: Int
-    private let file: UnsafeMutablePointer<FILE>
+    private let file: gzFile
     private let isY4M: Bool
     public private(set) var framesRead = 0
     /// The luma plane of the last frame read, `width × height` bytes.
@@ -33,36 +35,37 @@ public final class ClipReader {
     /// describes itself; for headerless gray frames pass `size` and `fps`.
     public init(path: String, size: (width: Int, height: Int)? = nil, fps: Double? = nil) throws(ClipError) {
         self.path = path
-        guard let f = fopen(path, "rb") else {
+        guard let f = gzopen(path, "rb") else {
             throw ClipError("\(path): cannot open (\(String(cString: strerror(errno))))")
         }
         file = f
         var magic = [UInt8](repeating: 0, count: 10)
-        let got = fread(&magic, 1, 10, f)
+        let got = Int(gzread(f, &magic, 10))
         let y4m = got == 10 && magic == Array("YUV4MPEG2 ".utf8)
         if y4m {
             let header: Y4MHeader
-            do { header = try Self.readHeader(f, path: path) } catch { fclose(f); throw error }
+            do { header = try Self.readHeader(f, path: path) } catch { gzclose(f); throw error }
             width = header.width
             height = header.height
             self.fps = fps ?? header.fps
             frameBytes = header.frameBytes
             isY4M = true
         } else {
-            let lower = path.lowercased()
+            var lower = path.lowercased()
+            if lower.hasSuffix(".gz") { lower.removeLast(3) }
             guard lower.hasSuffix(".raw") || lower.hasSuffix(".gray") || lower.hasSuffix(".y8") else {
-                fclose(f)
+                gzclose(f)
                 throw ClipError("\(path): not a YUV4MPEG2 file (no 'YUV4MPEG2 ' signature) and not .raw/.gray")
             }
             guard let size, let fps else {
-                fclose(f)
+                gzclose(f)
                 throw ClipError("\(path): headerless gray frames need --size WxH and --fps F")
             }
             guard size.width > 0, size.height > 0, size.width <= 8192, size.height <= 8192 else {
-                fclose(f)
+                gzclose(f)
                 throw ClipError("\(path): --size \(size.width)x\(size.height) is outside 1x1...8192x8192")
             }
-            rewind(f)
+            gzrewind(f)
             width = size.width
             height = size.height
             self.fps = fps
@@ -70,7 +73,7 @@ public final class ClipReader {
             isY4M = false
         }
         guard self.fps > 0, self.fps <= 1000 else {
-            fclose(f)
+            gzclose(f)
             throw ClipError("\(path): frame rate \(self.fps) is outside 0...1000 fps")
         }
         luma = .allocate(byteCount: width * height, alignment: 64)
@@ -78,7 +81,7 @@ public final class ClipReader {
     }
 
     deinit {
-        fclose(file)
+        gzclose(file)
         luma.deallocate()
         scratch.deallocate()
     }
@@ -87,18 +90,18 @@ public final class ClipReader {
         var width = 0, height = 0, fps = 0.0, frameBytes = 0
     }
 
-    private static func readLine(_ f: UnsafeMutablePointer<FILE>, limit: Int) -> [UInt8]? {
+    private static func readLine(_ f: gzFile, limit: Int) -> [UInt8]? {
         var line: [UInt8] = []
         while line.count < limit {
-            let c = fgetc(f)
-            if c == EOF { return line.isEmpty ? nil : line }
+            let c = gzgetc(f)
+            if c < 0 { return line.isEmpty ? nil : line }
             if c == 0x0A { return line }
             line.append(UInt8(c))
         }
         return nil
     }
 
-    private static func readHeader(_ f: UnsafeMutablePointer<FILE>, path: String) throws(ClipError) -> Y4MHeader {
+    private static func readHeader(_ f: gzFile, path: String) throws(ClipError) -> Y4MHeader {
         guard let line = readLine(f, limit: 1024) else { throw ClipError("\(path): YUV4MPEG2 header is not terminated") }
         var h = Y4MHeader()
         var colour = "420jpeg"
@@ -133,6 +136,12 @@ public final class ClipReader {
         return h
     }
 
+    private static func gzError(_ f: gzFile) -> String {
+        var code: Int32 = 0
+        guard let m = gzerror(f, &code) else { return "read failed" }
+        return "read failed (\(String(cString: m)))"
+    }
+
     /// Reads the next frame's luma into `luma`. Returns false at a clean end of file.
     public func next() throws(ClipError) -> Bool {
         if isY4M {
@@ -141,10 +150,11 @@ public final class ClipReader {
                 throw ClipError("\(path): frame \(framesRead) does not start with FRAME (file corrupt or truncated)")
             }
         }
-        let got = fread(luma.baseAddress, 1, width * height, file)
-        if got == 0 && !isY4M && feof(file) != 0 { return false }
+        let got = Int(gzread(file, luma.baseAddress, UInt32(width * height)))
+        guard got >= 0 else { throw ClipError("\(path): frame \(framesRead): \(Self.gzError(file))") }
+        if got == 0 && !isY4M && gzeof(file) != 0 { return false }
         let rest = frameBytes - width * height
-        let gotRest = rest > 0 ? fread(scratch.baseAddress, 1, rest, file) : 0
+        let gotRest = rest > 0 ? Int(gzread(file, scratch.baseAddress, UInt32(rest))) : 0
         guard got == width * height, gotRest == rest else {
             throw ClipError("\(path): frame \(framesRead) is truncated (\(got + gotRest) of \(frameBytes) bytes)")
         }
