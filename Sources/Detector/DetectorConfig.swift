@@ -15,23 +15,17 @@ public struct DetectorConfig: Sendable, Hashable {
     /// Smallest luma difference from the background, out of 255, that counts as motion.
     /// Raised automatically above three noise deviations in grainy light.
     public var motionThreshold: Int = 14
-    /// A body must be at least this tall, as a fraction of frame height, to time a crossing.
+    /// The one body-size setting: the smallest body, as a fraction of frame height, whose
+    /// crossing is timed. Every other size threshold derives from it (see `BodyScale`), so
+    /// a gate aimed at a far line behaves like one aimed at a near line.
     public var minCrossingHeight: Double = 0.33
-    /// A body at least this tall is reported as in view and sized well enough (`ready`).
-    public var minReadyHeight: Double = 0.20
-    /// Slowest leading-edge speed, in work pixels per second, that can cross. Rejects an
-    /// athlete standing or leaning on the line.
-    public var minVelocity: Double = 60
-    /// No second crossing is reported within this span after one (double triggers).
+    /// Slowest leading-edge speed, in work pixels per second, that can cross; nil derives it
+    /// from the body size (`BodyScale.minVelocity`). Rejects a person standing or leaning
+    /// on the line.
+    public var minVelocity: Double? = nil
+    /// No second crossing of the same body is reported within this span after one (double
+    /// triggers from one torso); different bodies are timed however close together.
     public var cooldown: Span = .milliseconds(300)
-    /// After crossing, a track is re-armed only once its leading edge is this fraction of
-    /// the work width back on the approach side of the line.
-    public var rearmFraction: Double = 0.25
-    /// A column belongs to a body when it holds a vertical run of motion pixels at least
-    /// this fraction of frame height (an arm is too thin to make one).
-    public var columnRunFraction: Double = 0.15
-    /// A body is at least this many adjacent body columns wide (an arm or pole is narrower).
-    public var minBodyColumns: Int = 8
     /// Rolling-shutter readout time per input row; 0 for a global shutter.
     public var rowReadout: Span = .zero
     /// Time constant with which the background follows an empty scene (slow light drift).
@@ -39,6 +33,9 @@ public struct DetectorConfig: Sendable, Hashable {
     /// Time constant with which a still object is absorbed into the background (a bag
     /// left on the track stops being motion after a few of these).
     public var absorbTimeConstant: Span = .seconds(10)
+    /// Time constant with which each pixel's deviation from the background follows the
+    /// scene: swaying leaves raise their pixels' motion threshold within a few seconds.
+    public var deviationTimeConstant: Span = .seconds(4)
     /// The detector arms only after learning the background for this long.
     public var warmup: Span = .milliseconds(400)
     /// Timestamp jitter of the camera, added to every crossing's uncertainty.
@@ -46,6 +43,43 @@ public struct DetectorConfig: Sendable, Hashable {
 
     public init(gateX: Double) {
         self.gateX = gateX
+    }
+}
+
+/// Size thresholds in work pixels, all derived from `DetectorConfig.minCrossingHeight` and
+/// the work image's height.
+public struct BodyScale: Sendable, Hashable {
+    /// Smallest body height that is timed, in work pixels.
+    public let minBody: Double
+    /// Foreground fragments this many pixels apart (horizontally, or vertically in rows)
+    /// belong to one body: clothes that match the background split a silhouette.
+    public let joinGap: Int
+    /// Smallest foreground area, in pixels, kept as part of a body (noise and leaves are less).
+    public let minArea: Int
+    /// Bodies from this height up are followed and shown (too far); only those of
+    /// `minBody` and taller are timed.
+    public let minTracked: Double
+    /// A body at least this tall, as a fraction of frame height, is reported as in view
+    /// and sized well enough (`ready`): 60 % of the crossing height, so a coach sees the
+    /// gate notice an athlete walking up before the athlete is at full size.
+    public let readyHeight: Double
+    /// A body's leading edge must have been at least this far before the line, in pixels,
+    /// for its crossing to count (it approached the line; it did not appear on it).
+    public let armDistance: Double
+    /// Default slowest crossing speed, pixels per second: a fifth of the smallest body
+    /// height per second. A walker covers about 0.75 of her height per second.
+    public let minVelocity: Double
+
+    public init(config: DetectorConfig, workHeight: Int) {
+        minBody = max(8, config.minCrossingHeight * Double(workHeight))
+        // Why: about a twentieth of the body height is the stripe of a shirt or the gap at
+        // a belt where clothes match the background; smaller gaps are noise.
+        joinGap = max(1, min(4, Int((minBody / 20).rounded())))
+        minArea = max(4, Int((minBody * minBody / 200).rounded()))
+        minTracked = 0.5 * minBody
+        readyHeight = 0.6 * config.minCrossingHeight
+        armDistance = max(2, 0.25 * minBody)
+        minVelocity = config.minVelocity ?? 0.2 * minBody
     }
 }
 

@@ -63,12 +63,29 @@ struct SceneAccuracyTests {
         #expect(covered >= 5)
     }
 
-    @Test("two runners less than the cooldown apart give one crossing")
-    func cooldown() throws {
+    @Test("two runners less than the cooldown apart are both timed: the cooldown is per body")
+    func twoRunnersCloseTogether() throws {
         var spec = try #require(SceneCatalog.scene("two-runners", fps: 60))
         spec.runners[0].crossingTime = spec.runners[1].crossingTime + 0.2
         let found = replayScene(spec)
-        #expect(found.count == 1)
+        let s = score(detected: found, expected: spec.expectedCrossings)
+        #expect(found.count == 2 && s.misses == 0 && s.falseTriggers == 0, "\(found.map(\.json))")
+    }
+
+    @Test("the one body-size setting scales every size threshold")
+    func bodyScale() {
+        var near = DetectorConfig(gateX: 100)
+        near.minCrossingHeight = 0.4
+        var far = near
+        far.minCrossingHeight = 0.1
+        let n = BodyScale(config: near, workHeight: 160), f = BodyScale(config: far, workHeight: 160)
+        #expect(n.minBody == 64 && f.minBody == 16)
+        #expect(n.armDistance == 4 * f.armDistance)
+        #expect(n.minVelocity == 4 * f.minVelocity)
+        #expect(n.minTracked == 4 * f.minTracked)
+        #expect(n.minArea > 4 * f.minArea)
+        #expect(n.readyHeight == 4 * f.readyHeight)
+        #expect(n.joinGap > f.joinGap)
     }
 
     @Test("a runner too small in the frame is not timed and is reported as too far")

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bodies followed across frames, and the crossing fit when a track's torso passes the line.
+
+import GateCore
+
+/// One frame's measurement of a track's leading edges.
+struct EdgeSample {
+    var frameNs: Int64 = 0
+    var right = -1.0, left = -1.0
+    var rightNs: Int64 = 0, leftNs: Int64 = 0
+    var height = 0.0
+
+    func position(_ d: CrossingDirection) -> Double? {
+        let v = d == .leftToRight ? right : left
+        return v >= 0 ? v : nil
+    }
+
+    func time(_ d: CrossingDirection) -> Int64 { d == .leftToRight ? rightNs : leftNs }
+}
+
+/// A body followed across frames.
+struct Track {
+    var active = false
+    var id: UInt32 = 0
+    var samples = 0
+    var lastSeenNs: Int64 = 0
+    var missed = 0
+    var center = 0.0
+    var centerVelocity = 0.0
+    /// Tallest body height seen on this track (fraction of frame height).
+    var tallest = 0.0
+    /// Height of the body in its latest frame, work pixels.
+    var heightPixels = 0.0
+    /// Bit 0: rightward, bit 1: leftward.
+    var seenBits: UInt8 = 0
+    var armedBits: UInt8 = 0
+    var pending = false
+    var pendingDirection = 0
+    /// Frame time of the first sample past the line of the pending crossing.
+    var firstPostNs: Int64 = 0
+    /// Frame time of the last sample before the line of the pending crossing.
+    var lastPreNs: Int64 = 0
+    /// Half-width of the pending crossing's fit window, fixed when it became pending.
+    var halfWindowNs: Int64 = 0
+    /// Edge positions and sample times of the two samples that bracket the passage.
+    var uPre = 0.0, uPost = 0.0
+    var tPreNs: Int64 = 0, tPostNs: Int64 = 0
+    /// Instant of this track's last reported crossing (per-body cooldown).
+    var lastCrossingNs: Int64 = .min / 2
+
+    func seen(_ d: Int) -> Bool { seenBits & (1 << UInt8(d)) != 0 }
+    mutating func setSeen(_ d: Int) { seenBits |= 1 << UInt8(d) }
+    func armed(_ d: Int) -> Bool { armedBits & (1 << UInt8(d)) != 0 }
+    mutating func setArmed(_ d: Int, _ on: Bool) {
+        if on { armedBits |= 1 << UInt8(d) } else { armedBits &= ~(1 << UInt8(d)) }
+    }
+}
+
+extension PhotoFinishDetector {
+    // MARK: - Tracks
+
+    mutating func updateTracks(now: MonotonicInstant, frameSequence: UInt64, result: inout DetectionSet) {
+        let tNs = now.nanoseconds
+        // Match bodies to tracks, nearest predicted centre first.
+        var matchedBlob: UInt32 = 0
+        for ti in 0..<Self.maxTracks where tracks[ti].active {
+            let tr = tracks[ti]
+            let dt = Double(tNs &- tr.lastSeenNs) * 1e-9
+            let predicted = tr.center + tr.centerVelocity * dt
+            // Why: a body moves less than about half its height between frames at any
+            // frame rate this detector serves; a sprinter's centre also sways with the gait.
+            let gate = max(0.5 * tr.heightPixels, 3, 2 * abs(tr.centerVelocity) * dt)
+            var best = -1
+            var bestD = gate
+            for bi in 0..<blobCount where matchedBlob & (1 << UInt32(bi)) == 0 {
+                let d = abs(blobs[bi].center - predicted)
+                if d < bestD { bestD = d; best = bi }
+            }
+            if best >= 0 {
+                matchedBlob |= 1 << UInt32(best)
+                observe(track: ti, blob: blobs[best], tNs: tNs, sequence: frameSequence, result: &result)
+            } else {
+                tracks[ti].missed += 1
+                if tracks[ti].missed > 3 || tNs &- tr.lastSeenNs > 250_000_000 + 2 * frameIntervalNs {
+                    finishPending(track: ti, sequence: frameSequence, result: &result)
+                    // Why: two crossings confirmed in one frame; keep the track a frame
+                    // longer so the second is reported with the next frame.
+                    if !tracks[ti].pending { tracks[ti].active = false }
+                }
+            }
+        }
+        for bi in 0..<blobCount where matchedBlob & (1 << UInt32(bi)) == 0 {
+            guard let ti = (0..<Self.maxTracks).first(where: { !tracks[$0].active }) else { break }
+            var tr = Track()
+            tr.active = true
+            tr.id = nextTrackID
+            nextTrackID &+= 1
+            tr.center = blobs[bi].center
+            tr.lastSeenNs = tNs
+            tracks[ti] = tr
+            observe(track: ti, blob: blobs[bi], tNs: tNs, sequence: frameSequence, result: &result)
+        }
+    }
+
+    private func sampleTime(frameNs: Int64, workRow: Int) -> Int64 {
+        frameNs &+ Int64(geometry.inputRow(ofWorkRow: workRow)) &* config.rowReadout.nanoseconds
+    }
+
+    private mutating func observe(track ti: Int, blob: Blob, tNs: Int64, sequence: UInt64, result: inout DetectionSet) {
+        var tr = tracks[ti]
+        let dt = Double(tNs &- tr.lastSeenNs) * 1e-9
+        if tr.samples > 0 && dt > 0 {
+            let v = (blob.center - tr.center) / dt
+            tr.centerVelocity = tr.samples == 1 ? v : 0.5 * tr.centerVelocity + 0.5 * v
+        }
+        // A body too short to be timed whose centre passes the line: tell the user.
+        tr.tallest = max(tr.tallest, blob.height)
+        tr.heightPixels = Double(blob.heightPixels)
+        // Why: only when no full-size body is in view; a runner's own limbs can form a
+        // short blob of their own for a frame or two.
+        if tr.samples > 0 && tr.tallest < config.minCrossingHeight && !fullBodyInView
+            && abs(tr.centerVelocity) >= scale.minVelocity
+            && (tr.center - gateXWork) * (blob.center - gateXWork) <= 0 {
+            lastTooFarNs = tNs
+        }
+        tr.center = blob.center
+        tr.lastSeenNs = tNs
+        tr.missed = 0
+        var s = EdgeSample()
+        s.frameNs = tNs
+        s.height = blob.height
+        if blob.frontRight >= 0 { s.right = blob.frontRight; s.rightNs = sampleTime(frameNs: tNs, workRow: blob.rowRight) }
+        if blob.frontLeft >= 0 { s.left = blob.frontLeft; s.leftNs = sampleTime(frameNs: tNs, workRow: blob.rowLeft) }
+        let slot = ti * Self.historyLength + tr.samples % Self.historyLength
+        history[slot] = s
+        tr.samples += 1
+        tracks[ti] = tr
+        checkCrossing(track: ti, direction: .leftToRight, sequence: sequence, result: &result)
+        checkCrossing(track: ti, direction: .rightToLeft, sequence: sequence, result: &result)
+    }
+
+    /// The `back`-th most recent sample of a track (0 is the newest).
+    private func sample(track ti: Int, back: Int) -> EdgeSample? {
+        let n = tracks[ti].samples
+        guard back < min(n, Self.historyLength) else { return nil }
+        return history[ti * Self.historyLength + (n - 1 - back) % Self.historyLength]
+    }
+
+    private func gateU(_ d: CrossingDirection) -> Double {
+        d == .leftToRight ? gateXWork : Double(geometry.width) - gateXWork
+    }
+
+    private func newFit() -> LineFit {
+        LineFit(storage: fitStorage, flags: fitFlags, capacity: Self.historyLength)
+    }
+
+    /// Half-width of the time window around a crossing whose samples are fitted: long
+    /// enough for at least two frames on each side at low frame rates, for a good part of
+    /// a stride (about 40 ms) at high ones, and for the body to move a tenth of its height
+    /// (a walker's torso edge wobbles with the gait; a few frames of it say little), so
+    /// limb poses average out. At most what the history holds.
+    private func fitHalfWindowNs(_ tr: Track) -> Int64 {
+        let frames = max(2 * frameIntervalNs + frameIntervalNs / 2, 40_000_000)
+        let speed = max(abs(tr.centerVelocity), scale.minVelocity)
+        let travel = Int64(min(2.0, 0.1 * tr.heightPixels / speed) * 1e9)
+        return min(max(frames, travel), Int64(Self.historyLength / 2 - 1) * frameIntervalNs)
+    }
+
+    /// How far before the line a track's leading edge must have been for a crossing to
+    /// count: a quarter of its height, at least the scale's minimum.
+    private func armDistance(_ tr: Track) -> Double {
+        max(scale.armDistance, 0.25 * tr.heightPixels)
+    }
+
+    /// How far past the line a torso must get for its crossing to count: 15 % of the body
+    /// height, two and a half times what a person leaning over the line reaches.
+    private func confirmDistance(_ tr: Track) -> Double {
+        max(0.6 * scale.armDistance, 0.15 * tr.heightPixels)
+    }
+
+    private mutating func checkCrossing(track ti: Int, direction d: CrossingDirection, sequence: UInt64, result: inout DetectionSet) {
+        let di = d == .leftToRight ? 0 : 1
+        guard let now = sample(track: ti, back: 0), let u = now.position(d) else { return }
+        let g = gateU(d)
+        var tr = tracks[ti]
+        if tr.pending && tr.pendingDirection == di {
+            // Why: a crossing counts once the torso is well past the line: a person who
+            // leans over the line, stands on it or touches it and turns back is not timed.
+            if now.frameNs &- tr.firstPostNs >= tr.halfWindowNs && u >= g + confirmDistance(tr) {
+                finishPending(track: ti, sequence: sequence, result: &result, confirmed: true)
+            } else if u < g - armDistance(tr) {
+                tr.pending = false
+                tr.setArmed(di, true)
+                tracks[ti] = tr
+            }
+            return
+        }
+        if !tr.seen(di) {
+            tr.setSeen(di)
+            tr.setArmed(di, u <= g - armDistance(tr))
+            tracks[ti] = tr
+            return
+        }
+        if !tr.armed(di) {
+            if u <= g - armDistance(tr) { tr.setArmed(di, true) }
+            tracks[ti] = tr
+            return
+        }
+        guard u >= g, !tr.pending else { return }
+        guard let before = sample(track: ti, back: 1), let uBefore = before.position(d) else { return }
+        // Why: an edge that jumps across the line by more than half the body's height
+        // between two frames is a body the segmentation joined or split (a flare, a
+        // passer-by), not a torso moving.
+        guard u - uBefore <= 0.5 * max(tr.heightPixels, scale.minBody) else {
+            tr.setArmed(di, false)
+            tracks[ti] = tr
+            return
+        }
+        // The edge passed the line since the last sample; the fit decides whether it counts.
+        tr.setArmed(di, false)
+        tr.pending = true
+        tr.pendingDirection = di
+        tr.firstPostNs = now.frameNs
+        tr.lastPreNs = before.frameNs
+        tr.halfWindowNs = fitHalfWindowNs(tr)
+        tr.uPre = uBefore
+        tr.uPost = u
+        tr.tPreNs = before.time(d)
+        tr.tPostNs = now.time(d)
+        tracks[ti] = tr
+    }
+
+    /// Fits the pending crossing of a track, if any, and reports it when the body was tall
+    /// and fast enough, kept going past the line, and it does not fall within the cooldown
+    /// of the same body's previous crossing. When another crossing was already reported
+    /// in this frame, it stays pending until the next.
+    private mutating func finishPending(track ti: Int, sequence: UInt64, result: inout DetectionSet, confirmed: Bool = false) {
+        var tr = tracks[ti]
+        guard tr.pending, result.crossing == nil else { return }
+        tr.pending = false
+        tracks[ti] = tr
+        let d: CrossingDirection = tr.pendingDirection == 0 ? .leftToRight : .rightToLeft
+        let g = gateU(d)
+        let half = tr.halfWindowNs
+        var fit = newFit()
+        var tallest = 0.0
+        var back = 0
+        var newest = -1.0
+        while let s = sample(track: ti, back: back) {
+            back += 1
+            if s.frameNs &- tr.firstPostNs > half { continue }
+            if tr.firstPostNs &- s.frameNs > half { break }
+            tallest = max(tallest, s.height)
+            if let u = s.position(d) {
+                if newest < 0 { newest = u }
+                fit.add(timeNs: s.time(d), position: u)
+            }
+        }
+        // Why: outliers are judged against the body's size: a pixel is a lot for a far
+        // walker and nothing for a near sprinter.
+        let outlier = max(1.0, 0.03 * tr.heightPixels)
+        guard fit.count >= 2, let line = fit.fit(outlierPixels: outlier) else { return }
+        guard line.slope >= scale.minVelocity else { return }
+        // Why: a track lost while pending counts only when it was last seen past the line.
+        guard confirmed || newest >= g else { return }
+        guard tallest >= config.minCrossingHeight else {
+            if !fullBodyInView { lastTooFarNs = tr.firstPostNs }
+            return
+        }
+        // Why: a torso edge is a straight line over a few frames; scatter of more than a
+        // tenth of the body's height is limbs and segmentation, not a torso to time.
+        guard line.residualRMS <= max(1.5, 0.1 * tr.heightPixels) else { return }
+        var tCross = line.tMean + (g - line.intercept) / line.slope
+        var crossNs = fit.originNs &+ Int64((tCross * 1e9).rounded())
+        // Uncertainty: position scatter through the fit, converted to time, plus jitter.
+        let sigmaU = max(0.25, line.residualRMS)
+        var dtm = tCross - line.tMean
+        var varT = (sigmaU * sigmaU / (line.slope * line.slope)) * (1 / Double(line.n) + dtm * dtm / line.stt)
+        // Why: the fit must place the crossing where the samples saw it happen, between
+        // the last frame before the line and the first past it (with a frame to spare).
+        // A torso edge that wobbles (a body rising out of a crouch, a walker's gait) can
+        // tilt the fit; then the two samples around the passage are interpolated, and
+        // the instant is known to about half their interval.
+        if crossNs < tr.lastPreNs &- frameIntervalNs || crossNs > tr.firstPostNs &+ frameIntervalNs {
+            let span = Double(tr.tPostNs &- tr.tPreNs)
+            let f = min(1, max(0, (g - tr.uPre) / max(1e-9, tr.uPost - tr.uPre)))
+            crossNs = tr.tPreNs &+ Int64((f * span).rounded())
+            tCross = Double(crossNs &- fit.originNs) * 1e-9
+            dtm = 0
+            varT = (0.5 * span * 1e-9) * (0.5 * span * 1e-9)
+        }
+        guard crossNs &- tr.lastCrossingNs >= config.cooldown.nanoseconds else { return }
+        tracks[ti].lastCrossingNs = crossNs
+        lastCrossingNs = crossNs
+        let jitter = config.timestampJitter.seconds
+        let sigma = (varT + jitter * jitter).squareRoot()
+        result.crossing = Crossing(
+            time: MonotonicInstant(nanoseconds: crossNs),
+            uncertainty: .seconds(sigma),
+            direction: d,
+            blobHeight: tallest,
+            speedWorkPixelsPerSecond: line.slope,
+            reportedAtSequence: sequence)
+    }
+}
