@@ -14,6 +14,14 @@ public struct ClipCrossing: Sendable, Hashable {
     public var uncertaintyMs: Double
     public var blobHeight: Double
 
+    public init(frame: Double, time: Double, direction: CrossingDirection, uncertaintyMs: Double, blobHeight: Double) {
+        self.frame = frame
+        self.time = time
+        self.direction = direction
+        self.uncertaintyMs = uncertaintyMs
+        self.blobHeight = blobHeight
+    }
+
     /// One line of JSON with a fixed key order.
     public var json: String {
         "{\"frame\": \(Self.fixed(frame, 3)), \"time\": \(Self.fixed(time, 6)), \"direction\": \"\(direction)\", "
@@ -65,12 +73,14 @@ public struct ClipRunner: ~Copyable {
     }
 }
 
-/// Replays a clip file through the detector.
-public func replayClip(_ reader: ClipReader, config: DetectorConfig,
+/// Replays a clip file through the detector; with `debug`, writes a debug image per frame.
+public func replayClip(_ reader: ClipReader, config: DetectorConfig, debug: DetectorDebugDump? = nil,
                        onCrossing: (ClipCrossing) -> Void = { _ in }) throws(ClipError) -> [ClipCrossing] {
     var runner = ClipRunner(config: config, width: reader.width, height: reader.height, fps: reader.fps)
     while try reader.next() {
-        if let c = runner.feed(UnsafeRawPointer(reader.luma.baseAddress!)) { onCrossing(c) }
+        let c = runner.feed(UnsafeRawPointer(reader.luma.baseAddress!))
+        if let debug { try debug.write(frame: runner.frames - 1, detector: runner.detector, crossed: c != nil) }
+        if let c { onCrossing(c) }
     }
     guard reader.framesRead > 0 else { throw ClipError("\(reader.path): no frames") }
     return runner.crossings

@@ -31,7 +31,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(name: .customLong("min-height"), help: "Smallest body height that can cross, as a fraction of frame height.")
     var minHeight: Double = 0.33
 
-    @Option(name: .customLong("min-velocity"), help: "Slowest crossing speed in input pixels per second (default: 60 work pixels per second).")
+    @Option(name: .customLong("min-velocity"), help: "Slowest crossing speed in input pixels per second (default: a fifth of the smallest body height per second).")
     var minVelocity: Double?
 
     @Option(name: .customLong("row-time-us"), help: "Rolling-shutter readout time per input row in microseconds (0: global shutter).")
@@ -39,6 +39,9 @@ struct ReplayCommand: ParsableCommand {
 
     @Flag(help: "One JSON object per line per crossing.")
     var json = false
+
+    @Option(help: "Write debug images (PNG per frame: mask, bodies, trunk, tracks, gate) into this folder.")
+    var debug: String?
 
     func run() throws {
         var parsedSize: (width: Int, height: Int)?
@@ -68,7 +71,8 @@ struct ReplayCommand: ParsableCommand {
             print("   frame |    time_s | direction      | ±ms   | height")
         }
         do {
-            _ = try replayClip(reader, config: config) { c in
+            let dump = try debug.map { (d: String) throws(ClipError) in try DetectorDebugDump(directory: d) }
+            _ = try replayClip(reader, config: config, debug: dump) { c in
                 if json {
                     print(c.json)
                 } else {

@@ -13,7 +13,7 @@ struct SprintGate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sprintgate",
         abstract: "Photo-finish sprint timing gate.",
-        subcommands: [RunCommand.self, StatusCommand.self, SelfTestCommand.self, RecordCommand.self, DemoCommand.self, ReplayCommand.self, SynthCommand.self, RegressCommand.self, CalcCommand.self, ExportCommand.self])
+        subcommands: [RunCommand.self, StatusCommand.self, SelfTestCommand.self, RecordCommand.self, DemoCommand.self, ReplayCommand.self, EvaluateCommand.self, SynthCommand.self, RegressCommand.self, CalcCommand.self, ExportCommand.self])
 }
 
 /// Prints a one-line error and exits with status 2 (bad input), never a crash.

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// Annotated real footage: the annotation format, the scoring rules and the detector on real clips.
+
+import Detector
+import Foundation
+import GateCore
+import GateSim
+import Testing
+
+@Suite("Annotated footage")
+struct FootageTests {
+    static let line = """
+        {"x": 100, "crossings": [{"frame": 50, "frame_range": [49, 51], "direction": "right_to_left"}],
+         "no_crossing_ranges": [[0, 40], [70, 99]],
+         "distractors": [{"frames": [44, 48], "what": "arm", "expected": "ambiguous (arm first)"},
+                         {"frames": [0, 99], "what": "leaves", "expected": "no_crossing"}]}
+        """
+
+    func gateLine() throws -> FootageAnnotation.GateLine {
+        try JSONDecoder().decode(FootageAnnotation.GateLine.self, from: Data(Self.line.utf8))
+    }
+
+    func detection(_ frame: Double, _ d: CrossingDirection) -> ClipCrossing {
+        ClipCrossing(frame: frame, time: frame / 30, direction: d, uncertaintyMs: 1, blobHeight: 0.3)
+    }
+
+    @Test("a detection's frame is the first frame at or after its instant")
+    func detectionFrames() {
+        #expect(detectionFrame(detection(49.2, .leftToRight)) == 50)
+        #expect(detectionFrame(detection(50.0, .leftToRight)) == 50)
+        #expect(detectionFrame(detection(49.999_999_9, .leftToRight)) == 50)
+    }
+
+    @Test("hits within the range ±1 with the right direction; the nearest detection takes the crossing")
+    func hits() throws {
+        let l = try gateLine()
+        #expect(scoreGateLine(l, detections: [detection(51.5, .rightToLeft)]).hits == 1)  // frame 52 = range + 1
+        #expect(scoreGateLine(l, detections: [detection(52.5, .rightToLeft)]).hits == 0)  // frame 53
+        let wrongWay = scoreGateLine(l, detections: [detection(49.5, .leftToRight)])
+        #expect(wrongWay.hits == 0 && wrongWay.falseTriggers == 1 && wrongWay.missedFrames == [50])
+        let two = scoreGateLine(l, detections: [detection(48.5, .rightToLeft), detection(49.5, .rightToLeft)])
+        #expect(two.hits == 1 && two.frameErrors == [0] && two.falseTriggers == 1)
+    }
+
+    @Test("no-crossing ranges and distractors: false triggers, ambiguous windows ignored, the rest unannotated")
+    func falseTriggers() throws {
+        let l = try gateLine()
+        // In a no-crossing range: false, whatever else covers it.
+        #expect(scoreGateLine(l, detections: [detection(10, .leftToRight)]).falseTriggers == 1)
+        // In the ambiguous arm window (inside the broad leaves distractor): ignored.
+        let arm = scoreGateLine(l, detections: [detection(45.5, .rightToLeft)])
+        #expect(arm.falseTriggers == 0 && arm.unannotated == 0)
+        // In the leaves distractor only: false.
+        #expect(scoreGateLine(l, detections: [detection(60, .rightToLeft)]).falseTriggers == 1)
+    }
+
+    @Test("malformed annotations are refused with the key named")
+    func badAnnotations() {
+        let bad = [
+            #"{"x": 1, "crossings": [{"frame": 5, "frame_range": [6, 4], "direction": "right_to_left"}]}"#,
+            #"{"x": 1, "crossings": [{"frame": 5, "direction": "sideways"}]}"#,
+            #"{"x": 1, "no_crossing_ranges": [[1, 2, 3]]}"#,
+            #"{"x": 1, "distractors": [{"frames": [1, 2], "expected": "maybe"}]}"#,
+        ]
+        for text in bad {
+            #expect(throws: DecodingError.self) {
+                _ = try JSONDecoder().decode(FootageAnnotation.GateLine.self, from: Data(text.utf8))
+            }
+        }
+    }
+
+    @Test("gzip-compressed clips read like plain ones; a truncated one is an error, not a crash")
+    func gzipClips() throws {
+        let dir = ScratchDirectory()
+        let spec = try #require(SceneCatalog.scene("sprint", fps: 60))
+        try writeClip(spec, to: dir.file("a.raw"), layout: "raw")
+        let plain = try replayClip(ClipReader(path: dir.file("a.raw"), size: (spec.width, spec.height), fps: 60), config: detectorConfig(for: spec))
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-k", dir.file("a.raw")]
+        try gzip.run()
+        gzip.waitUntilExit()
+        let packed = try replayClip(ClipReader(path: dir.file("a.raw.gz"), size: (spec.width, spec.height), fps: 60), config: detectorConfig(for: spec))
+        #expect(plain.count == 1 && packed == plain)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: dir.file("a.raw.gz")))
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: dir.file("cut.raw.gz")))
+        #expect(throws: ClipError.self) {
+            _ = try replayClip(ClipReader(path: dir.file("cut.raw.gz"), size: (spec.width, spec.height), fps: 60), config: detectorConfig(for: spec))
+        }
+    }
+
+    @Test("the debug dump writes one PNG per frame")
+    func debugDump() throws {
+        let dir = ScratchDirectory()
+        var spec = try #require(SceneCatalog.scene("sprint", fps: 30))
+        spec.duration = 1.0
+        try writeClip(spec, to: dir.file("a.y4m"), layout: "mono")
+        let dump = try DetectorDebugDump(directory: dir.file("debug"))
+        let reader = try ClipReader(path: dir.file("a.y4m"))
+        _ = try replayClip(reader, config: detectorConfig(for: spec), debug: dump)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.file("debug")).sorted()
+        #expect(files.count == spec.frameCount)
+        let png = try Data(contentsOf: URL(fileURLWithPath: dir.file("debug/" + files[0])))
+        #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+
+    /// The development footage beside the project (`../shared/footage`), when present.
+    static let sharedFootage: String? = {
+        var dir = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { dir.deleteLastPathComponent() }
+        let p = dir.deletingLastPathComponent().appendingPathComponent("shared/footage/sports2d_demo").path
+        return FileManager.default.fileExists(atPath: p + "/sports2d_demo.json") ? p : nil
+    }()
+
+    @Test("real footage: the sports2d clip at every annotated column",
+          .enabled(if: sharedFootage != nil, "../shared/footage is not beside the project"))
+    func realFootage() throws {
+        let dir = try #require(Self.sharedFootage)
+        var total = FootageScore()
+        var repoDir = URL(fileURLWithPath: #filePath)
+        repoDir.deleteLastPathComponent()
+        repoDir.deleteLastPathComponent()
+        let more = repoDir.appendingPathComponent("Footage/sports2d_demo/sports2d_demo_more_columns.json").path
+        for (json, clipDir) in [(dir + "/sports2d_demo.json", dir), (more, dir)] {
+            let a = try JSONDecoder().decode(FootageAnnotation.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+            var config = DetectorConfig(gateX: 0)
+            config.minCrossingHeight = 0.08
+            for r in try evaluateFootage(a, clipPath: clipDir + "/sports2d_demo_320x180.raw.gz", config: config) {
+                total.add(r.score)
+            }
+        }
+        // Measured: see BENCHMARKS.md (real footage). This guards what the detector reaches
+        // today; the issue's target is higher.
+        #expect(total.crossings == 6)
+        #expect(total.hits >= 5, "hits \(total.hits) of \(total.crossings), missed \(total.missedFrames)")
+        #expect(total.falseTriggers <= 1, "false triggers at \(total.falseFrames)")
+    }
+}
