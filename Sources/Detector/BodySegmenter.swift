@@ -62,32 +62,17 @@ extension PhotoFinishDetector {
             var rowCount: Int32 = 0
             // Plain element-wise arithmetic with wrapping operators and selects only, so
             // the compiler vectorises it.
-            if uniformLight {
-                for x in x0..<x1 {
-                    let d = (Int32(cp[x]) &<< 8) &- ((Int32(bp[x]) &* gQ) &>> 12)
-                    let ad = d < 0 ? 0 &- d : d
-                    let tv = Int32(vp[x]) &* 3
-                    let tt = tv > t ? tv : t
-                    let fg: UInt8 = ad > tt ? 1 : 0
-                    mp[x] = fg
-                    rowCount &+= Int32(fg)
-                }
-            } else {
-                // Why: the light changed over part of the view (a cloud's shadow, a sun
-                // flare); the gain follows it per column, refreshed every fourth row.
-                if y & 3 == 0 { fillGainRow(y: y) }
-                let gp = gainRow
-                for x in x0..<x1 {
-                    let d = (Int32(cp[x]) &<< 8) &- ((Int32(bp[x]) &* gp[x]) &>> 12)
-                    let ad = d < 0 ? 0 &- d : d
-                    let tv = Int32(vp[x]) &* 3
-                    let tt = tv > t ? tv : t
-                    let fg: UInt8 = ad > tt ? 1 : 0
-                    mp[x] = fg
-                    rowCount &+= Int32(fg)
-                }
+            for x in x0..<x1 {
+                let d = (Int32(cp[x]) &<< 8) &- ((Int32(bp[x]) &* gQ) &>> 12)
+                let ad = d < 0 ? 0 &- d : d
+                let tv = Int32(vp[x]) &* 3
+                let tt = tv > t ? tv : t
+                let fg: UInt8 = ad > tt ? 1 : 0
+                mp[x] = fg
+                rowCount &+= Int32(fg)
             }
             count += Int(rowCount)
+            rowMotion[y] = rowCount
         }
         if shaking {
             for x in 0..<w { mask[x] = 0; mask[(h - 1) * w + x] = 0 }
@@ -112,7 +97,8 @@ extension PhotoFinishDetector {
         var full = false
         for y in 0..<h {
             rowFirstRun[y] = Int32(runCount)
-            guard !full else { continue }
+            // Why: a row with no motion before the shake filter has none after it.
+            guard !full, rowMotion[y] > 0 else { continue }
             let mp = mask + y * w
             var x = 0
             while x < w {
@@ -268,9 +254,11 @@ extension PhotoFinishDetector {
             let hp = Double(b.heightPixels), wp = Double(b.widthPixels)
             guard hp >= scale.minTracked else { continue }
             // Why: a person, upright or in a crouched start, is at most about twice as
-            // wide as tall, and fills a good part of the box around them; a sun flare,
-            // a lit wall or a car is wider, a web of leaves is sparse.
-            guard wp <= 3 * hp, Double(b.area) >= 0.12 * hp * wp else { continue }
+            // wide as tall and, side-on with arms down, about a fifth as wide as tall,
+            // and fills a good part of the box around them; a sun flare, a lit wall or a
+            // car is wider, a pole or a post's edge on a shaking camera narrower, a web of
+            // leaves is sparse.
+            guard wp <= 3 * hp, wp >= max(2, 0.1 * hp), Double(b.area) >= 0.12 * hp * wp else { continue }
             b.height = hp / hWork
             b.center = Double(b.left + b.right + 1) / 2
             b.small = hp < scale.minBody

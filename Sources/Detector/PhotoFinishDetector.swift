@@ -42,6 +42,8 @@ public struct PhotoFinishDetector: ~Copyable {
     let fillQueue: UnsafeMutablePointer<Int32>
     let trunkLeft: UnsafeMutablePointer<Int16>
     let trunkRight: UnsafeMutablePointer<Int16>
+    let erodedLeft: UnsafeMutablePointer<Int16>
+    let erodedRight: UnsafeMutablePointer<Int16>
     // Intensity profiles for shake estimation: sums per column and per row.
     let curCols: UnsafeMutablePointer<Int32>
     let curRows: UnsafeMutablePointer<Int32>
@@ -51,6 +53,8 @@ public struct PhotoFinishDetector: ~Copyable {
     let runs: UnsafeMutablePointer<MotionRun>
     let runParent: UnsafeMutablePointer<Int32>
     let rowFirstRun: UnsafeMutablePointer<Int32>
+    /// Motion pixels per row, as marked before the shake filter.
+    let rowMotion: UnsafeMutablePointer<Int32>
     var runCount = 0
     let maxRuns: Int
     // Connected parts found this frame.
@@ -68,20 +72,6 @@ public struct PhotoFinishDetector: ~Copyable {
     let ratioHistogram: UnsafeMutablePointer<Int32>
     let ratioReciprocal: UnsafeMutablePointer<Int32>
     static let ratioBins = 256
-    // Local light: a ratio histogram and a gain (Q12) per block of a coarse grid, the
-    // blocks' interpolation per column (left block, right block, weight Q8) and the gain
-    // per column of the rows being marked.
-    let blockHistogram: UnsafeMutablePointer<Int32>
-    let blockSamples: UnsafeMutablePointer<Int32>
-    let blockGain: UnsafeMutablePointer<Int32>
-    let columnBlock: UnsafeMutablePointer<Int32>
-    let columnWeight: UnsafeMutablePointer<Int32>
-    let gainRow: UnsafeMutablePointer<Int32>
-    /// Every block's gain is within 2 % of the frame's: no local light change.
-    var uniformLight = true
-    /// The grid of blocks over which the light is estimated locally.
-    static let lightBlocksX = 4
-    static let lightBlocksY = 3
 
     let gateXWork: Double
 
@@ -133,6 +123,8 @@ public struct PhotoFinishDetector: ~Copyable {
         fillQueue = buffer(n, 0)
         trunkLeft = buffer(g.height, -1)
         trunkRight = buffer(g.height, -1)
+        erodedLeft = buffer(g.height, -1)
+        erodedRight = buffer(g.height, -1)
         curCols = buffer(g.width, 0)
         bgCols = buffer(g.width, 0)
         curRows = buffer(g.height, 0)
@@ -143,6 +135,7 @@ public struct PhotoFinishDetector: ~Copyable {
         runs = buffer(maxRuns, MotionRun())
         runParent = buffer(maxRuns, 0)
         rowFirstRun = buffer(g.height + 1, 0)
+        rowMotion = buffer(g.height, 0)
         parts = buffer(Self.maxParts, Blob())
         rowEdge = buffer(g.height, 0)
         blobs = buffer(Self.maxBlobs, Blob())
@@ -151,23 +144,6 @@ public struct PhotoFinishDetector: ~Copyable {
         fitStorage = buffer(2 * Self.historyLength, 0)
         fitFlags = buffer(Self.historyLength, false)
         ratioHistogram = buffer(Self.ratioBins, 0)
-        precondition(Self.lightBlocksX == 4, "fillGainRow holds one row of four block gains")
-        let blocks = Self.lightBlocksX * Self.lightBlocksY
-        blockHistogram = buffer(blocks * Self.ratioBins, 0)
-        blockSamples = buffer(blocks, 0)
-        blockGain = buffer(blocks, 4096)
-        columnBlock = buffer(g.width, 0)
-        columnWeight = buffer(g.width, 0)
-        gainRow = buffer(g.width, 4096)
-        for x in 0..<g.width {
-            // Block centres sit at (i + 0.5) · width / blocks; interpolate between the two
-            // nearest, holding the outer blocks' gain out to the edges.
-            let f = (Double(x) + 0.5) * Double(Self.lightBlocksX) / Double(g.width) - 0.5
-            let i0 = min(max(Int(f.rounded(.down)), 0), Self.lightBlocksX - 2)
-            let t = min(max(f - Double(i0), 0), 1)
-            columnBlock[x] = Int32(i0)
-            columnWeight[x] = Int32((t * 256).rounded())
-        }
         ratioReciprocal = .allocate(capacity: 256)
         for b in 0..<256 { (ratioReciprocal + b).initialize(to: b == 0 ? 0 : Int32(65536 / b)) }
         gateXWork = g.workX(ofInputX: config.gateX)
@@ -177,12 +153,11 @@ public struct PhotoFinishDetector: ~Copyable {
     deinit {
         cur.deallocate(); bg.deallocate(); dev.deallocate(); mask.deallocate()
         scratchA.deallocate(); scratchB.deallocate(); fillQueue.deallocate(); trunkLeft.deallocate(); trunkRight.deallocate()
+        erodedLeft.deallocate(); erodedRight.deallocate()
         curCols.deallocate(); curRows.deallocate(); bgCols.deallocate(); bgRows.deallocate()
-        runs.deallocate(); runParent.deallocate(); rowFirstRun.deallocate(); parts.deallocate()
+        runs.deallocate(); runParent.deallocate(); rowFirstRun.deallocate(); rowMotion.deallocate(); parts.deallocate()
         rowEdge.deallocate(); blobs.deallocate(); tracks.deallocate(); history.deallocate()
         fitStorage.deallocate(); fitFlags.deallocate(); ratioHistogram.deallocate(); ratioReciprocal.deallocate()
-        blockHistogram.deallocate(); blockSamples.deallocate(); blockGain.deallocate()
-        columnBlock.deallocate(); columnWeight.deallocate(); gainRow.deallocate()
     }
 
     /// Forgets the background and all tracks, e.g. after the camera was moved.
@@ -338,16 +313,12 @@ public struct PhotoFinishDetector: ~Copyable {
     private mutating func estimateGainAndNoise() {
         let w = geometry.width, h = geometry.height
         let bins = Self.ratioBins
-        let blocks = Self.lightBlocksX * Self.lightBlocksY
         for i in 0..<bins { ratioHistogram[i] = 0 }
-        for i in 0..<(blocks * bins) { blockHistogram[i] = 0 }
-        for i in 0..<blocks { blockSamples[i] = 0 }
         var samples: Int32 = 0
         var lumSum: Int32 = 0
         var y = 2
         while y < h {
             let row = y * w
-            let by = y * Self.lightBlocksY / h
             var x = 2
             while x < w {
                 let b = Int32(bg[row + x] >> 8)
@@ -357,13 +328,6 @@ public struct PhotoFinishDetector: ~Copyable {
                     ratioHistogram[r] &+= 1
                     samples &+= 1
                     lumSum &+= Int32(cur[row + x])
-                    // Why: the local light is read where nothing moved in the last frame,
-                    // so a person filling part of a block does not pass for a shadow.
-                    if mask[row + x] == 0 {
-                        let block = by * Self.lightBlocksX + x * Self.lightBlocksX / w
-                        blockHistogram[block * bins + r] &+= 1
-                        blockSamples[block] &+= 1
-                    }
                 }
                 x += 4
             }
@@ -371,15 +335,8 @@ public struct PhotoFinishDetector: ~Copyable {
         }
         guard samples >= 64 else { return }
         gainQ12 = Self.medianGain(ratioHistogram, samples: samples)
-        // Why: a cloud's shadow or a sun flare changes the light over part of the view;
-        // each block follows its own when it holds enough still pixels to say.
-        uniformLight = true
-        for i in 0..<blocks {
-            let g = blockSamples[i] >= 16 ? Self.medianGain(blockHistogram + i * bins, samples: blockSamples[i]) : gainQ12
-            blockGain[i] = g
-            if abs(g - gainQ12) * 50 > gainQ12 { uniformLight = false }
-        }
-        // Noise: mean absolute difference of the sampled pixels that are not motion.
+        // Noise: mean absolute difference of the sampled pixels that are not motion, from
+        // every other sampled row (a mean over a thousand pixels needs no more).
         var sD: Int32 = 0, n: Int32 = 0
         let limit = thresholdQ8 >> 8
         y = 2
@@ -393,7 +350,7 @@ public struct PhotoFinishDetector: ~Copyable {
                 n &+= keep
                 x += 4
             }
-            y += 4
+            y += 8
         }
         guard n > 0 else { return }
         // Why: the mean absolute deviation of Gaussian noise is 0.8σ (and this mean only
@@ -424,28 +381,6 @@ public struct PhotoFinishDetector: ~Copyable {
         return Int32(min(max(ratio, 0.25), 4) * 4096)
     }
 
-    /// Fills `gainRow` with the light gain (Q12) of each column at work row `y`,
-    /// interpolated between the blocks' centres.
-    func fillGainRow(y: Int) {
-        let w = geometry.width, h = geometry.height
-        let nx = Self.lightBlocksX, ny = Self.lightBlocksY
-        let f = (Double(y) + 0.5) * Double(ny) / Double(h) - 0.5
-        let j0 = min(max(Int(f.rounded(.down)), 0), ny - 2)
-        let t = Int32((min(max(f - Double(j0), 0), 1) * 256).rounded())
-        // The row's gain at each block column, then across the columns.
-        var rowGain: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &rowGain) { raw in
-            let g = raw.bindMemory(to: Int32.self)
-            for i in 0..<nx {
-                g[i] = (blockGain[j0 * nx + i] &* (256 &- t) &+ blockGain[(j0 + 1) * nx + i] &* t) &>> 8
-            }
-            for x in 0..<w {
-                let i = Int(columnBlock[x]), u = columnWeight[x]
-                gainRow[x] = (g[i] &* (256 &- u) &+ g[i + 1] &* u) &>> 8
-            }
-        }
-    }
-
     // MARK: - Background
 
     /// Follows the scene: the background mean at the background rate where there is no
@@ -458,43 +393,53 @@ public struct PhotoFinishDetector: ~Copyable {
             let a = Double(dtNs) / Double(max(1, tau.nanoseconds))
             return Int32(max(1, min(4096, (a * 4096).rounded())))
         }
-        // Why: the background changes over hundreds of milliseconds; each frame updates
-        // every other row (in turn) at twice the rate, which costs half a full update.
-        // The deviation changes over seconds and gets every fourth row at four times it.
-        let aBg = min(4096, 2 &* alpha(config.backgroundTimeConstant))
-        let aFg = min(4096, 2 &* alpha(config.absorbTimeConstant))
+        // Why: the background changes over hundreds of milliseconds. At high frame rates,
+        // where the time per frame is short, each frame updates every second or fourth
+        // row (in turn) at two or four times the rate, so every row is still updated
+        // about every 33 ms. The deviation changes over seconds and gets every fourth row
+        // at four times its rate.
+        let stride = frameIntervalNs >= 25_000_000 ? 1 : (frameIntervalNs >= 12_500_000 ? 2 : 4)
+        let aBg = min(4096, Int32(stride) &* alpha(config.backgroundTimeConstant))
+        let aFg = min(4096, Int32(stride) &* alpha(config.absorbTimeConstant))
         let aDiff = aBg - aFg
         let aDev = min(4096, 4 &* alpha(config.deviationTimeConstant))
-        let bgPhase = frames & 1
+        let bgPhase = frames & (stride - 1)
         let devPhase = frames & 3
         let gQ = gainQ12
         // Why: a moving body must not teach its pixels that they flicker; a difference
         // counts towards the deviation only up to twice the motion threshold.
         let devCap = 2 &* thresholdQ8
         let w = geometry.width
-        for y in 0..<geometry.height where y & 1 == bgPhase {
+        for y in 0..<geometry.height where y & (stride - 1) == bgPhase {
             let bp = bg + y * w, cp = cur + y * w, mp = mask + y * w, vp = dev + y * w
+            var s: Int32 = 0
             if y & 3 == devPhase {
+                // Background and deviation in one pass over the row.
                 for x in 0..<w {
                     let b = Int32(bp[x])
-                    let dg = (Int32(cp[x]) &<< 8) &- ((b &* gQ) &>> 12)
+                    let c = Int32(cp[x]) &<< 8
+                    let dg = c &- ((b &* gQ) &>> 12)
                     let ad0 = dg < 0 ? 0 &- dg : dg
                     let ad = ad0 < devCap ? ad0 : devCap
                     let v = Int32(vp[x])
                     vp[x] = UInt16(truncatingIfNeeded: v &+ (((ad &- v) &* aDev &+ 2048) &>> 12))
+                    let a = aBg &- Int32(mp[x]) &* aDiff
+                    let nb = b &+ (((c &- b) &* a &+ 2048) &>> 12)
+                    bp[x] = UInt16(truncatingIfNeeded: nb)
+                    bgCols[x] &+= (nb &>> 8) &- (b &>> 8)
+                    s &+= nb &>> 8
                 }
-            }
-            var s: Int32 = 0
-            for x in 0..<w {
-                let a = aBg &- Int32(mp[x]) &* aDiff
-                let b = Int32(bp[x])
-                let d = (Int32(cp[x]) &<< 8) &- b
-                let nb = b &+ ((d &* a &+ 2048) &>> 12)
-                bp[x] = UInt16(truncatingIfNeeded: nb)
-                // The column profile follows the row's change.
-                let change = (nb &>> 8) &- (b &>> 8)
-                bgCols[x] &+= change
-                s &+= nb &>> 8
+            } else {
+                for x in 0..<w {
+                    let a = aBg &- Int32(mp[x]) &* aDiff
+                    let b = Int32(bp[x])
+                    let d = (Int32(cp[x]) &<< 8) &- b
+                    let nb = b &+ ((d &* a &+ 2048) &>> 12)
+                    bp[x] = UInt16(truncatingIfNeeded: nb)
+                    // The column profile follows the row's change.
+                    bgCols[x] &+= (nb &>> 8) &- (b &>> 8)
+                    s &+= nb &>> 8
+                }
             }
             bgRows[y] = s
         }

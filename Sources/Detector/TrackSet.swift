@@ -29,8 +29,14 @@ struct Track {
     var centerVelocity = 0.0
     /// Tallest body height seen on this track (fraction of frame height).
     var tallest = 0.0
-    /// Height of the body in its latest frame, work pixels.
-    var heightPixels = 0.0
+    /// The body's height in its last three frames, work pixels (newest first).
+    var recentHeights: (Double, Double, Double) = (0, 0, 0)
+    /// The body's size: the median of its last three heights, so one frame in which the
+    /// trunk faded into the background, or the body was joined to another, does not count.
+    var sizePixels: Double {
+        let (a, b, c) = recentHeights
+        return max(min(a, b), min(max(a, b), c))
+    }
     /// Bit 0: rightward, bit 1: leftward.
     var seenBits: UInt8 = 0
     var armedBits: UInt8 = 0
@@ -61,36 +67,45 @@ extension PhotoFinishDetector {
 
     mutating func updateTracks(now: MonotonicInstant, frameSequence: UInt64, result: inout DetectionSet) {
         let tNs = now.nanoseconds
-        // Match bodies to tracks, nearest predicted centre first.
+        // Match bodies to tracks, the best pair over all tracks first (a track that grabs
+        // the body nearest to it could take another track's body).
         var matchedBlob: UInt32 = 0
-        for ti in 0..<Self.maxTracks where tracks[ti].active {
-            let tr = tracks[ti]
-            let dt = Double(tNs &- tr.lastSeenNs) * 1e-9
-            let predicted = tr.center + tr.centerVelocity * dt
-            // Why: a body moves less than about half its height between frames at any
-            // frame rate this detector serves; a sprinter's centre also sways with the gait.
-            let gate = max(0.5 * tr.heightPixels, 3, 2 * abs(tr.centerVelocity) * dt)
-            var best = -1
-            var bestD = gate
-            for bi in 0..<blobCount where matchedBlob & (1 << UInt32(bi)) == 0 {
-                let d = abs(blobs[bi].center - predicted)
-                if d < bestD { bestD = d; best = bi }
-            }
-            if best >= 0 {
-                matchedBlob |= 1 << UInt32(best)
-                observe(track: ti, blob: blobs[best], tNs: tNs, sequence: frameSequence, result: &result)
-            } else {
-                tracks[ti].missed += 1
-                if tracks[ti].missed > 3 || tNs &- tr.lastSeenNs > 250_000_000 + 2 * frameIntervalNs {
-                    finishPending(track: ti, sequence: frameSequence, result: &result)
-                    // Why: two crossings confirmed in one frame; keep the track a frame
-                    // longer so the second is reported with the next frame.
-                    if !tracks[ti].pending { tracks[ti].active = false }
+        var matchedTrack: UInt32 = 0
+        while true {
+            var bestTrack = -1, bestBlob = -1
+            var bestCost = Double.greatestFiniteMagnitude
+            for ti in 0..<Self.maxTracks where tracks[ti].active && matchedTrack & (1 << UInt32(ti)) == 0 {
+                let tr = tracks[ti]
+                let dt = Double(tNs &- tr.lastSeenNs) * 1e-9
+                let predicted = tr.center + tr.centerVelocity * dt
+                // Why: a body moves less than about half its height between frames at any
+                // frame rate this detector serves; a sprinter's centre also sways with the gait.
+                let gate = max(0.5 * sizePixels(tr), 3, 2 * abs(tr.centerVelocity) * dt)
+                for bi in 0..<blobCount where matchedBlob & (1 << UInt32(bi)) == 0 {
+                    let d = abs(blobs[bi].center - predicted)
+                    guard d < gate else { continue }
+                    // Why: when a body falls apart for a frame (a trunk the colour of the
+                    // ground, a trailing leg), the piece of the track's size is the body.
+                    let cost = d + 0.5 * abs(Double(blobs[bi].heightPixels) - sizePixels(tr))
+                    if cost < bestCost { bestCost = cost; bestTrack = ti; bestBlob = bi }
                 }
+            }
+            guard bestTrack >= 0 else { break }
+            matchedTrack |= 1 << UInt32(bestTrack)
+            matchedBlob |= 1 << UInt32(bestBlob)
+            observe(track: bestTrack, blob: blobs[bestBlob], tNs: tNs, sequence: frameSequence, result: &result)
+        }
+        for ti in 0..<Self.maxTracks where tracks[ti].active && matchedTrack & (1 << UInt32(ti)) == 0 {
+            tracks[ti].missed += 1
+            if tracks[ti].missed > 3 || tNs &- tracks[ti].lastSeenNs > 250_000_000 + 2 * frameIntervalNs {
+                finishPending(track: ti, sequence: frameSequence, result: &result)
+                // Why: two crossings confirmed in one frame; keep the track a frame
+                // longer so the second is reported with the next frame.
+                if !tracks[ti].pending { tracks[ti].active = false }
             }
         }
         for bi in 0..<blobCount where matchedBlob & (1 << UInt32(bi)) == 0 {
-            guard let ti = (0..<Self.maxTracks).first(where: { !tracks[$0].active }) else { break }
+            guard let ti = freeTrack(for: blobs[bi]) else { continue }
             var tr = Track()
             tr.active = true
             tr.id = nextTrackID
@@ -100,6 +115,21 @@ extension PhotoFinishDetector {
             tracks[ti] = tr
             observe(track: ti, blob: blobs[bi], tNs: tNs, sequence: frameSequence, result: &result)
         }
+    }
+
+    /// A slot for a new track: a free one, or else the weakest track that is not about to
+    /// report a crossing (missed longest, then shortest) when the new body is taller.
+    private func freeTrack(for blob: Blob) -> Int? {
+        var weakest = -1
+        for ti in 0..<Self.maxTracks {
+            let t = tracks[ti]
+            if !t.active { return ti }
+            guard !t.pending else { continue }
+            if weakest < 0 || t.missed > tracks[weakest].missed
+                || (t.missed == tracks[weakest].missed && t.tallest < tracks[weakest].tallest) { weakest = ti }
+        }
+        guard weakest >= 0, tracks[weakest].missed > 0 || blob.height > tracks[weakest].tallest else { return nil }
+        return weakest
     }
 
     private func sampleTime(frameNs: Int64, workRow: Int) -> Int64 {
@@ -115,7 +145,8 @@ extension PhotoFinishDetector {
         }
         // A body too short to be timed whose centre passes the line: tell the user.
         tr.tallest = max(tr.tallest, blob.height)
-        tr.heightPixels = Double(blob.heightPixels)
+        let hp = Double(blob.heightPixels)
+        tr.recentHeights = tr.samples == 0 ? (hp, hp, hp) : (hp, tr.recentHeights.0, tr.recentHeights.1)
         // Why: only when no full-size body is in view; a runner's own limbs can form a
         // short blob of their own for a frame or two.
         if tr.samples > 0 && tr.tallest < config.minCrossingHeight && !fullBodyInView
@@ -162,20 +193,23 @@ extension PhotoFinishDetector {
     private func fitHalfWindowNs(_ tr: Track) -> Int64 {
         let frames = max(2 * frameIntervalNs + frameIntervalNs / 2, 40_000_000)
         let speed = max(abs(tr.centerVelocity), scale.minVelocity)
-        let travel = Int64(min(2.0, 0.1 * tr.heightPixels / speed) * 1e9)
+        let travel = Int64(min(2.0, 0.1 * sizePixels(tr) / speed) * 1e9)
         return min(max(frames, travel), Int64(Self.historyLength / 2 - 1) * frameIntervalNs)
     }
 
     /// How far before the line a track's leading edge must have been for a crossing to
     /// count: a quarter of its height, at least the scale's minimum.
     private func armDistance(_ tr: Track) -> Double {
-        max(scale.armDistance, 0.25 * tr.heightPixels)
+        max(scale.armDistance, 0.25 * sizePixels(tr))
     }
+
+    /// The track's body size in work pixels (see `Track.sizePixels`).
+    private func sizePixels(_ tr: Track) -> Double { tr.sizePixels }
 
     /// How far past the line a torso must get for its crossing to count: 15 % of the body
     /// height, two and a half times what a person leaning over the line reaches.
     private func confirmDistance(_ tr: Track) -> Double {
-        max(0.6 * scale.armDistance, 0.15 * tr.heightPixels)
+        max(0.6 * scale.armDistance, 0.15 * sizePixels(tr))
     }
 
     private mutating func checkCrossing(track ti: Int, direction d: CrossingDirection, sequence: UInt64, result: inout DetectionSet) {
@@ -211,7 +245,7 @@ extension PhotoFinishDetector {
         // Why: an edge that jumps across the line by more than half the body's height
         // between two frames is a body the segmentation joined or split (a flare, a
         // passer-by), not a torso moving.
-        guard u - uBefore <= 0.5 * max(tr.heightPixels, scale.minBody) else {
+        guard u - uBefore <= 0.5 * max(sizePixels(tr), scale.minBody) else {
             tr.setArmed(di, false)
             tracks[ti] = tr
             return
@@ -258,7 +292,7 @@ extension PhotoFinishDetector {
         }
         // Why: outliers are judged against the body's size: a pixel is a lot for a far
         // walker and nothing for a near sprinter.
-        let outlier = max(1.0, 0.03 * tr.heightPixels)
+        let outlier = max(1.0, 0.03 * sizePixels(tr))
         guard fit.count >= 2, let line = fit.fit(outlierPixels: outlier) else { return }
         guard line.slope >= scale.minVelocity else { return }
         // Why: a track lost while pending counts only when it was last seen past the line.
@@ -269,7 +303,7 @@ extension PhotoFinishDetector {
         }
         // Why: a torso edge is a straight line over a few frames; scatter of more than a
         // tenth of the body's height is limbs and segmentation, not a torso to time.
-        guard line.residualRMS <= max(1.5, 0.1 * tr.heightPixels) else { return }
+        guard line.residualRMS <= max(1.5, 0.1 * sizePixels(tr)) else { return }
         var tCross = line.tMean + (g - line.intercept) / line.slope
         var crossNs = fit.originNs &+ Int64((tCross * 1e9).rounded())
         // Uncertainty: position scatter through the fit, converted to time, plus jitter.
