@@ -72,6 +72,17 @@ struct SceneAccuracyTests {
         #expect(found.count == 2 && s.misses == 0 && s.falseTriggers == 0, "\(found.map(\.json))")
     }
 
+    @Test("two athletes crossing in opposite directions 0.25 s apart are both timed, each in its direction")
+    func oppositeDirections() throws {
+        var spec = try #require(SceneCatalog.scene("two-runners", fps: 60))
+        spec.runners[0].direction = .rightToLeft
+        spec.runners[0].crossingTime = spec.runners[1].crossingTime + 0.25
+        let found = replayScene(spec)
+        let s = score(detected: found, expected: spec.expectedCrossings)
+        #expect(found.count == 2 && s.misses == 0 && s.falseTriggers == 0, "\(found.map(\.json))")
+        for e in s.errors { #expect(abs(e) < 0.004, "timing error \(e * 1000) ms") }
+    }
+
     @Test("the one body-size setting scales every size threshold")
     func bodyScale() {
         var near = DetectorConfig(gateX: 100)
