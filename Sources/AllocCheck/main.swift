@@ -23,6 +23,21 @@ guard sprintgate_alloc_hooks_active() == 1 else {
 
 var measured: [String: Int64] = ["detector.process.per_frame": 0, "detector.process.total": 0]
 var frames = 0
+
+/// Allocations while the detector processes one frame.
+func allocations(_ detector: inout PhotoFinishDetector, _ view: FrameView, _ result: inout DetectionSet) -> Int64 {
+    sprintgate_alloc_count_begin()
+    detector.process(view, into: &result)
+    return sprintgate_alloc_count_end()
+}
+
+/// Adds one run's counts to the measured totals and prints its line.
+@MainActor
+func record(_ name: String, frames n: Int, total: Int64, worst: Int64) {
+    measured["detector.process.total"]! += total
+    measured["detector.process.per_frame"] = max(measured["detector.process.per_frame"]!, worst)
+    print("\(name): \(n) frames, \(total) allocations, worst frame \(worst)")
+}
 for name in SceneCatalog.all {
     guard let spec = SceneCatalog.scene(name, fps: 120, variant: 1) else { continue }
     let w = spec.width, h = spec.height
@@ -37,21 +52,17 @@ for name in SceneCatalog.all {
         let view = FrameView(base: UnsafeRawPointer(buffer.baseAddress!), width: w, height: h, bytesPerRow: w,
                              format: .gray8, sequence: UInt64(i),
                              timestamp: MonotonicInstant(seconds: spec.frameTime(i)))
-        sprintgate_alloc_count_begin()
-        detector.process(view, into: &result)
-        let n = sprintgate_alloc_count_end()
+        let n = allocations(&detector, view, &result)
         total += n
         worst = max(worst, n)
         frames += 1
     }
     buffer.deallocate()
-    measured["detector.process.total"]! += total
-    measured["detector.process.per_frame"] = max(measured["detector.process.per_frame"]!, worst)
-    print("\(name): \(spec.frameCount) frames, \(total) allocations, worst frame \(worst)")
+    record(name, frames: spec.frameCount, total: total, worst: worst)
 }
 
 // Real footage, when the development set is beside the project: real scenes take branches
-// synthetic ones do not (many bodies, a leaning trunk, a local change of light).
+// synthetic ones do not (many bodies and parts, a leaning trunk, a sun flare).
 let realClip = "../shared/footage/sports2d_demo/sports2d_demo_320x180.raw.gz"
 if FileManager.default.fileExists(atPath: realClip) {
     for gateX in [40.5, 88.5, 160.5, 240.5] {
@@ -64,17 +75,13 @@ if FileManager.default.fileExists(atPath: realClip) {
         while try clip.next() {
             let view = FrameView(base: UnsafeRawPointer(clip.luma.baseAddress!), width: 320, height: 180, bytesPerRow: 320,
                                  format: .gray8, sequence: UInt64(n), timestamp: MonotonicInstant(seconds: Double(n) / 30))
-            sprintgate_alloc_count_begin()
-            detector.process(view, into: &result)
-            let c = sprintgate_alloc_count_end()
+            let c = allocations(&detector, view, &result)
             total += c
             worst = max(worst, c)
             n += 1
             frames += 1
         }
-        measured["detector.process.total"]! += total
-        measured["detector.process.per_frame"] = max(measured["detector.process.per_frame"]!, worst)
-        print("sports2d_demo (real) gate x \(gateX): \(n) frames, \(total) allocations, worst frame \(worst)")
+        record("sports2d_demo (real) gate x \(gateX)", frames: n, total: total, worst: worst)
     }
 } else {
     print("real footage: \(realClip) not found; synthetic scenes only")

@@ -49,7 +49,12 @@ public struct DetectorConfig: Sendable, Hashable {
 /// Size thresholds in work pixels, all derived from `DetectorConfig.minCrossingHeight` and
 /// the work image's height.
 public struct BodyScale: Sendable, Hashable {
-    /// Smallest body height that is timed, in work pixels.
+    /// Smallest measured body height that is timed, as a fraction of the frame height:
+    /// 85 % of `minCrossingHeight`. Why: a silhouette measures shorter than the person
+    /// (feet on a ground of their shade, hair against a dark wall), so a person exactly
+    /// the set height must not fall under it.
+    public let minTimedHeight: Double
+    /// Smallest measured body height that is timed, in work pixels.
     public let minBody: Double
     /// Foreground fragments this many pixels apart (horizontally, or vertically in rows)
     /// belong to one body: clothes that match the background split a silhouette.
@@ -71,7 +76,8 @@ public struct BodyScale: Sendable, Hashable {
     public let minVelocity: Double
 
     public init(config: DetectorConfig, workHeight: Int) {
-        minBody = max(8, config.minCrossingHeight * Double(workHeight))
+        minTimedHeight = 0.85 * config.minCrossingHeight
+        minBody = max(8, minTimedHeight * Double(workHeight))
         // Why: about a twentieth of the body height is the stripe of a shirt or the gap at
         // a belt where clothes match the background; smaller gaps are noise.
         joinGap = max(1, min(4, Int((minBody / 20).rounded())))

@@ -34,6 +34,12 @@ extension PhotoFinishDetector {
         // to 52 % (the band plus more than the opening square) is enough to tell it from the
         // head and arms, and halves the work.
         let fullHeight = b.heightPixels
+        // Why: a far body, a few pixels across, has no trunk an opening can find (its
+        // trunk is three or four pixels wide); its band rows' own extents stand for it.
+        guard fullHeight >= Self.smallBodyPixels else {
+            measureSmallTorso(&b)
+            return
+        }
         let bh = min(fullHeight, max(6, (fullHeight * 52) / 100))
         guard bw >= 3, bh >= 6 else { return }
         let a = scratchA, s2 = scratchB
@@ -67,24 +73,8 @@ extension PhotoFinishDetector {
         //    image directly (its pieces are the opening's, and a row of the opening spans
         //    the rows above it within the square), which spares two passes.
         let sq = max(2, Int((0.07 * Double(fullHeight)).rounded()))
-        for y in 0..<bh {
-            var run = 0
-            var x = bw - 1
-            while x >= 0 {
-                run = a[y * bw + x] != 0 ? run + 1 : 0
-                s2[y * bw + x] = run >= sq ? 1 : 0
-                x -= 1
-            }
-        }
-        for x in 0..<bw {
-            var run = 0
-            var y = bh - 1
-            while y >= 0 {
-                run = s2[y * bw + x] != 0 ? run + 1 : 0
-                a[y * bw + x] = run >= sq ? 1 : 0
-                y -= 1
-            }
-        }
+        Self.erode(a, into: s2, lines: bh, lineStep: bw, length: bw, step: 1, by: sq)
+        Self.erode(s2, into: a, lines: bw, lineStep: 1, length: bh, step: bw, by: sq)
         // 3. The largest 4-connected piece of the eroded image (labels from 2 up in `a`).
         var label: UInt8 = 2
         var bestLabel: UInt8 = 0, bestArea = 0
@@ -163,6 +153,46 @@ extension PhotoFinishDetector {
         // only its corners, so the edge lies within a pixel or two of the trunk's extent.
         b.frontRight = leadingEdge(rows: y0..<y1, direction: 1, reach: 2, straight: upright, row: &b.rowRight)
         b.frontLeft = leadingEdge(rows: y0..<y1, direction: -1, reach: 2, straight: upright, row: &b.rowLeft)
+    }
+
+    /// Bodies shorter than this, in work pixels, are measured without an opening.
+    static let smallBodyPixels = 40
+
+    /// The torso edge of a far body from the motion pixels of its band rows (20–45 % of its
+    /// height) inside its box, the median of the rows' edges.
+    private func measureSmallTorso(_ b: inout Blob) {
+        let w = geometry.width
+        let h = b.heightPixels
+        let y0 = b.top + (h * 20) / 100
+        let y1 = max(y0 + 3, b.top + (h * 45) / 100)
+        guard y1 <= geometry.height else { return }
+        for y in y0..<y1 {
+            var l = -1, r = -1
+            for x in b.left...b.right where mask[y * w + x] != 0 {
+                if l < 0 { l = x }
+                r = x
+            }
+            trunkLeft[y] = Int16(l)
+            trunkRight[y] = Int16(r)
+        }
+        b.frontRight = leadingEdge(rows: y0..<y1, direction: 1, reach: 1, straight: false, row: &b.rowRight)
+        b.frontLeft = leadingEdge(rows: y0..<y1, direction: -1, reach: 1, straight: false, row: &b.rowLeft)
+    }
+
+    /// One-dimensional erosion along lines of a bitmap: a pixel stays set when it and the
+    /// `by − 1` pixels after it along its line are all set (anchored at the line's start).
+    private static func erode(_ src: UnsafeMutablePointer<UInt8>, into dst: UnsafeMutablePointer<UInt8>,
+                              lines: Int, lineStep: Int, length: Int, step: Int, by sq: Int) {
+        for line in 0..<lines {
+            let base = line * lineStep
+            var run = 0
+            var i = length - 1
+            while i >= 0 {
+                run = src[base + i * step] != 0 ? run + 1 : 0
+                dst[base + i * step] = run >= sq ? 1 : 0
+                i -= 1
+            }
+        }
     }
 
     /// Leading edge in forward coordinates (x for rightward motion, width − x for

@@ -149,7 +149,7 @@ extension PhotoFinishDetector {
         tr.recentHeights = tr.samples == 0 ? (hp, hp, hp) : (hp, tr.recentHeights.0, tr.recentHeights.1)
         // Why: only when no full-size body is in view; a runner's own limbs can form a
         // short blob of their own for a frame or two.
-        if tr.samples > 0 && tr.tallest < config.minCrossingHeight && !fullBodyInView
+        if tr.samples > 0 && tr.tallest < scale.minTimedHeight && !fullBodyInView
             && abs(tr.centerVelocity) >= scale.minVelocity
             && (tr.center - gateXWork) * (blob.center - gateXWork) <= 0 {
             lastTooFarNs = tNs
@@ -241,7 +241,15 @@ extension PhotoFinishDetector {
             return
         }
         guard u >= g, !tr.pending else { return }
-        guard let before = sample(track: ti, back: 1), let uBefore = before.position(d) else { return }
+        // The latest earlier sample with an edge (a far body's edge is not found in every
+        // frame), within the fit window.
+        var back = 1
+        var found: EdgeSample?
+        while let s = sample(track: ti, back: back), now.frameNs &- s.frameNs <= fitHalfWindowNs(tr) * 2 {
+            if s.position(d) != nil { found = s; break }
+            back += 1
+        }
+        guard let before = found, let uBefore = before.position(d) else { return }
         // Why: an edge that jumps across the line by more than half the body's height
         // between two frames is a body the segmentation joined or split (a flare, a
         // passer-by), not a torso moving.
@@ -297,7 +305,7 @@ extension PhotoFinishDetector {
         guard line.slope >= scale.minVelocity else { return }
         // Why: a track lost while pending counts only when it was last seen past the line.
         guard confirmed || newest >= g else { return }
-        guard tallest >= config.minCrossingHeight else {
+        guard tallest >= scale.minTimedHeight else {
             if !fullBodyInView { lastTooFarNs = tr.firstPostNs }
             return
         }

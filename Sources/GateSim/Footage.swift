@@ -92,6 +92,12 @@ public struct FootageAnnotation: Decodable, Sendable {
 
         enum CodingKeys: String, CodingKey { case frames, what, expected }
 
+        public init(frames: ClosedRange<Int>, what: String, mustNotFire: Bool) {
+            self.frames = frames
+            self.what = what
+            self.mustNotFire = mustNotFire
+        }
+
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let r = try c.decode([Int].self, forKey: .frames)

@@ -90,11 +90,11 @@ struct SceneAccuracyTests {
         var far = near
         far.minCrossingHeight = 0.1
         let n = BodyScale(config: near, workHeight: 160), f = BodyScale(config: far, workHeight: 160)
-        #expect(n.minBody == 64 && f.minBody == 16)
+        #expect(abs(n.minBody - 0.85 * 64) < 1e-9 && abs(f.minBody - 0.85 * 16) < 1e-9)
         #expect(n.armDistance == 4 * f.armDistance)
         #expect(n.minVelocity == 4 * f.minVelocity)
         #expect(n.minTracked == 4 * f.minTracked)
-        #expect(n.minArea > 4 * f.minArea)
+        #expect(n.minArea > 3 * f.minArea)
         #expect(n.readyHeight == 4 * f.readyHeight)
         #expect(n.joinGap > f.joinGap)
     }
