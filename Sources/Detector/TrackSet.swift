@@ -249,7 +249,13 @@ extension PhotoFinishDetector {
             if s.position(d) != nil { found = s; break }
             back += 1
         }
-        guard let before = found, let uBefore = before.position(d) else { return }
+        // Why: the two samples must bracket the line; an edge seen only past it (after
+        // frames without an edge) says nothing about when it got there.
+        guard let before = found, let uBefore = before.position(d), uBefore < g else {
+            tr.setArmed(di, false)
+            tracks[ti] = tr
+            return
+        }
         // Why: an edge that jumps across the line by more than half the body's height
         // between two frames is a body the segmentation joined or split (a flare, a
         // passer-by), not a torso moving.
