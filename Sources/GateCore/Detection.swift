@@ -64,8 +64,9 @@ public struct GateStatus: Sendable, Hashable {
     }
 }
 
-/// The detector's output for one frame: at most one crossing (the global cooldown makes
-/// two in one frame impossible) and the gate status.
+/// The detector's output for one frame: at most one crossing (when two bodies' crossings
+/// are confirmed in the same frame, the second is reported with the next frame) and the
+/// gate status.
 public struct DetectionSet: Sendable {
     public var crossing: Crossing?
     public var status: GateStatus
