@@ -95,7 +95,7 @@ public struct PhotoFinishDetector: ~Copyable {
     /// Connected parts kept per frame (largest first when there are more).
     static let maxParts = 48
     static let maxBlobs = 24
-    static let maxTracks = 16
+    static let maxTracks = 32
     /// Samples kept per track: 270 ms at 240 fps, 2 s at 30 fps, enough for the crossing
     /// fit window while the torso moves on a quarter of its height past the line.
     static let historyLength = 64

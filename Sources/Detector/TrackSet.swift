@@ -83,7 +83,12 @@ extension PhotoFinishDetector {
                 let gate = max(0.5 * sizePixels(tr), 3, 2 * abs(tr.centerVelocity) * dt)
                 for bi in 0..<blobCount where matchedBlob & (1 << UInt32(bi)) == 0 {
                     let d = abs(blobs[bi].center - predicted)
-                    guard d < gate else { continue }
+                    // Why: a body half again as tall as the track's has been in its last
+                    // frames is the track's body joined to something else (a sun flare, a
+                    // passer-by): the track sits the frame out rather than take its centre,
+                    // speed and edges.
+                    let recent = max(tr.recentHeights.0, tr.recentHeights.1, tr.recentHeights.2)
+                    guard d < gate, Double(blobs[bi].heightPixels) <= 1.5 * recent + 4 else { continue }
                     // Why: when a body falls apart for a frame (a trunk the colour of the
                     // ground, a trailing leg), the piece of the track's size is the body.
                     let cost = d + 0.5 * abs(Double(blobs[bi].heightPixels) - sizePixels(tr))
@@ -117,14 +122,17 @@ extension PhotoFinishDetector {
         }
     }
 
-    /// A slot for a new track: a free one, or else the weakest track that is not about to
-    /// report a crossing (missed longest, then shortest) when the new body is taller.
+    /// A slot for a new track: a free one, or else the weakest track that is neither armed
+    /// nor about to report a crossing (missed longest, then shortest) when the new body is
+    /// taller.
     private func freeTrack(for blob: Blob) -> Int? {
         var weakest = -1
         for ti in 0..<Self.maxTracks {
             let t = tracks[ti]
             if !t.active { return ti }
-            guard !t.pending else { continue }
+            // Why: a sun flare or leaves can fill every slot with fragments for a few
+            // frames; a person approaching the line keeps theirs.
+            guard !t.pending, t.armedBits == 0 else { continue }
             if weakest < 0 || t.missed > tracks[weakest].missed
                 || (t.missed == tracks[weakest].missed && t.tallest < tracks[weakest].tallest) { weakest = ti }
         }
@@ -168,6 +176,14 @@ extension PhotoFinishDetector {
         tracks[ti] = tr
         checkCrossing(track: ti, direction: .leftToRight, sequence: sequence, result: &result)
         checkCrossing(track: ti, direction: .rightToLeft, sequence: sequence, result: &result)
+    }
+
+    /// Drops the newest sample's edge in direction `d`.
+    private func forgetEdge(track ti: Int, direction d: CrossingDirection) {
+        let n = tracks[ti].samples
+        guard n > 0 else { return }
+        let slot = ti * Self.historyLength + (n - 1) % Self.historyLength
+        if d == .leftToRight { history[slot].right = -1 } else { history[slot].left = -1 }
     }
 
     /// The `back`-th most recent sample of a track (0 is the newest).
@@ -260,8 +276,9 @@ extension PhotoFinishDetector {
         // between two frames is a body the segmentation joined or split (a flare, a
         // passer-by), not a torso moving.
         guard u - uBefore <= 0.5 * max(sizePixels(tr), scale.minBody) else {
-            tr.setArmed(di, false)
-            tracks[ti] = tr
+            // The edge is not the torso's: forget it, so that the next edge is compared
+            // with the last good one, and keep the track armed.
+            forgetEdge(track: ti, direction: d)
             return
         }
         // The edge passed the line since the last sample; the fit decides whether it counts.
