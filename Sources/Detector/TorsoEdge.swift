@@ -249,25 +249,33 @@ extension PhotoFinishDetector {
         guard valid >= 3 else { return -1 }
         // Why: the edge of a leaning trunk is no straight vertical line through its rows;
         // the middle of its rows' edges is its front, past the back and short of the head.
-        return straight ? torsoFront(rows: rows, row: &row) : percentileEdge(rows: rows, fraction: 0.5, row: &row)
+        return straight ? torsoFront(rows: rows, row: &row) : medianEdge(rows: rows, row: &row)
     }
 
-    /// The edge below which `fraction` of the measured rows' edges lie, and its row.
-    private func percentileEdge(rows: Range<Int>, fraction: Double, row: inout Int) -> Double {
+    /// The bound below which `numerator / denominator` of the measured rows' edges lie,
+    /// to 2⁻²⁴ of their spread; the lowest edge when no row is measured.
+    private func edgePercentile(rows: Range<Int>, numerator: Int, denominator: Int) -> (bound: Double, rows: Int) {
         var total = 0
         var lo = Double.greatestFiniteMagnitude, hi = -1.0
         for y in rows where rowEdge[y] >= 0 { lo = min(lo, rowEdge[y]); hi = max(hi, rowEdge[y]); total += 1 }
-        guard total > 0 else { return -1 }
         // Why: a bisection on the value finds the percentile without sorting (no scratch).
         var a = lo, b = hi
         for _ in 0..<24 {
             let m = (a + b) / 2
             var below = 0
             for y in rows where rowEdge[y] >= 0 && rowEdge[y] <= m { below += 1 }
-            if Double(below) >= fraction * Double(total) { b = m } else { a = m }
+            if below * denominator >= total * numerator { b = m } else { a = m }
         }
+        return (b, total)
+    }
+
+    /// The middle of the measured rows' edges (the largest at or below their median), and
+    /// its row.
+    private func medianEdge(rows: Range<Int>, row: inout Int) -> Double {
+        let (m, total) = edgePercentile(rows: rows, numerator: 1, denominator: 2)
+        guard total > 0 else { return -1 }
         var best = -1.0
-        for y in rows where rowEdge[y] >= 0 && rowEdge[y] <= b && rowEdge[y] > best { best = rowEdge[y]; row = y }
+        for y in rows where rowEdge[y] >= 0 && rowEdge[y] <= m && rowEdge[y] > best { best = rowEdge[y]; row = y }
         return best
     }
 
@@ -277,19 +285,7 @@ extension PhotoFinishDetector {
     /// dropped, starting from a line through the rearmost third of the rows.
     private func torsoFront(rows: Range<Int>, row: inout Int) -> Double {
         // Start: slope 0 at the 30th-percentile edge (arms only ever push edges forward).
-        var below = 0, total = 0
-        var lo = Double.greatestFiniteMagnitude, hi = -1.0
-        for y in rows where rowEdge[y] >= 0 { lo = min(lo, rowEdge[y]); hi = max(hi, rowEdge[y]); total += 1 }
-        var level = lo
-        // Why: a bisection on the value finds the percentile without sorting (no scratch).
-        var a = lo, b = hi
-        for _ in 0..<24 {
-            let m = (a + b) / 2
-            below = 0
-            for y in rows where rowEdge[y] >= 0 && rowEdge[y] <= m { below += 1 }
-            if below * 10 >= total * 3 { b = m } else { a = m }
-            level = b
-        }
+        let level = edgePercentile(rows: rows, numerator: 3, denominator: 10).bound
         var slope = 0.0
         var yMean = Double(rows.lowerBound + rows.upperBound - 1) / 2
         var intercept = level

@@ -80,18 +80,18 @@ extension PhotoFinishDetector {
                 let predicted = tr.center + tr.centerVelocity * dt
                 // Why: a body moves less than about half its height between frames at any
                 // frame rate this detector serves; a sprinter's centre also sways with the gait.
-                let gate = max(0.5 * sizePixels(tr), 3, 2 * abs(tr.centerVelocity) * dt)
+                let gate = max(0.5 * tr.sizePixels, 3, 2 * abs(tr.centerVelocity) * dt)
+                let recent = max(tr.recentHeights.0, tr.recentHeights.1, tr.recentHeights.2)
                 for bi in 0..<blobCount where matchedBlob & (1 << UInt32(bi)) == 0 {
                     let d = abs(blobs[bi].center - predicted)
                     // Why: a body half again as tall as the track's has been in its last
                     // frames is the track's body joined to something else (a sun flare, a
                     // passer-by): the track sits the frame out rather than take its centre,
                     // speed and edges.
-                    let recent = max(tr.recentHeights.0, tr.recentHeights.1, tr.recentHeights.2)
                     guard d < gate, Double(blobs[bi].heightPixels) <= 1.5 * recent + 4 else { continue }
                     // Why: when a body falls apart for a frame (a trunk the colour of the
                     // ground, a trailing leg), the piece of the track's size is the body.
-                    let cost = d + 0.5 * abs(Double(blobs[bi].heightPixels) - sizePixels(tr))
+                    let cost = d + 0.5 * abs(Double(blobs[bi].heightPixels) - tr.sizePixels)
                     if cost < bestCost { bestCost = cost; bestTrack = ti; bestBlob = bi }
                 }
             }
@@ -209,23 +209,20 @@ extension PhotoFinishDetector {
     private func fitHalfWindowNs(_ tr: Track) -> Int64 {
         let frames = max(2 * frameIntervalNs + frameIntervalNs / 2, 40_000_000)
         let speed = max(abs(tr.centerVelocity), scale.minVelocity)
-        let travel = Int64(min(2.0, 0.1 * sizePixels(tr) / speed) * 1e9)
+        let travel = Int64(min(2.0, 0.1 * tr.sizePixels / speed) * 1e9)
         return min(max(frames, travel), Int64(Self.historyLength / 2 - 1) * frameIntervalNs)
     }
 
     /// How far before the line a track's leading edge must have been for a crossing to
     /// count: a quarter of its height, at least the scale's minimum.
     private func armDistance(_ tr: Track) -> Double {
-        max(scale.armDistance, 0.25 * sizePixels(tr))
+        max(scale.armDistance, 0.25 * tr.sizePixels)
     }
-
-    /// The track's body size in work pixels (see `Track.sizePixels`).
-    private func sizePixels(_ tr: Track) -> Double { tr.sizePixels }
 
     /// How far past the line a torso must get for its crossing to count: 15 % of the body
     /// height, two and a half times what a person leaning over the line reaches.
     private func confirmDistance(_ tr: Track) -> Double {
-        max(0.6 * scale.armDistance, 0.15 * sizePixels(tr))
+        max(0.6 * scale.armDistance, 0.15 * tr.sizePixels)
     }
 
     private mutating func checkCrossing(track ti: Int, direction d: CrossingDirection, sequence: UInt64, result: inout DetectionSet) {
@@ -261,7 +258,8 @@ extension PhotoFinishDetector {
         // frame), within the fit window.
         var back = 1
         var found: EdgeSample?
-        while let s = sample(track: ti, back: back), now.frameNs &- s.frameNs <= fitHalfWindowNs(tr) * 2 {
+        let reach = 2 * fitHalfWindowNs(tr)
+        while let s = sample(track: ti, back: back), now.frameNs &- s.frameNs <= reach {
             if s.position(d) != nil { found = s; break }
             back += 1
         }
@@ -275,7 +273,7 @@ extension PhotoFinishDetector {
         // Why: an edge that jumps across the line by more than half the body's height
         // between two frames is a body the segmentation joined or split (a flare, a
         // passer-by), not a torso moving.
-        guard u - uBefore <= 0.5 * max(sizePixels(tr), scale.minBody) else {
+        guard u - uBefore <= 0.5 * max(tr.sizePixels, scale.minBody) else {
             // The edge is not the torso's: forget it, so that the next edge is compared
             // with the last good one, and keep the track armed.
             forgetEdge(track: ti, direction: d)
@@ -323,7 +321,7 @@ extension PhotoFinishDetector {
         }
         // Why: outliers are judged against the body's size: a pixel is a lot for a far
         // walker and nothing for a near sprinter.
-        let outlier = max(1.0, 0.03 * sizePixels(tr))
+        let outlier = max(1.0, 0.03 * tr.sizePixels)
         guard fit.count >= 2, let line = fit.fit(outlierPixels: outlier) else { return }
         guard line.slope >= scale.minVelocity else { return }
         // Why: a track lost while pending counts only when it was last seen past the line.
@@ -334,12 +332,12 @@ extension PhotoFinishDetector {
         }
         // Why: a torso edge is a straight line over a few frames; scatter of more than a
         // tenth of the body's height is limbs and segmentation, not a torso to time.
-        guard line.residualRMS <= max(1.5, 0.1 * sizePixels(tr)) else { return }
-        var tCross = line.tMean + (g - line.intercept) / line.slope
+        guard line.residualRMS <= max(1.5, 0.1 * tr.sizePixels) else { return }
+        let tCross = line.tMean + (g - line.intercept) / line.slope
         var crossNs = fit.originNs &+ Int64((tCross * 1e9).rounded())
         // Uncertainty: position scatter through the fit, converted to time, plus jitter.
         let sigmaU = max(0.25, line.residualRMS)
-        var dtm = tCross - line.tMean
+        let dtm = tCross - line.tMean
         var varT = (sigmaU * sigmaU / (line.slope * line.slope)) * (1 / Double(line.n) + dtm * dtm / line.stt)
         // Why: the fit must place the crossing where the samples saw it happen, between
         // the last frame before the line and the first past it (with a frame to spare).
@@ -350,8 +348,6 @@ extension PhotoFinishDetector {
             let span = Double(tr.tPostNs &- tr.tPreNs)
             let f = min(1, max(0, (g - tr.uPre) / max(1e-9, tr.uPost - tr.uPre)))
             crossNs = tr.tPreNs &+ Int64((f * span).rounded())
-            tCross = Double(crossNs &- fit.originNs) * 1e-9
-            dtm = 0
             varT = (0.5 * span * 1e-9) * (0.5 * span * 1e-9)
         }
         guard crossNs &- tr.lastCrossingNs >= config.cooldown.nanoseconds else { return }

@@ -57,16 +57,16 @@ public final class DetectorDebugDump {
             let o = (y * pw + x) * 3
             rgb[o] = c.0; rgb[o + 1] = c.1; rgb[o + 2] = c.2
         }
+        func box(_ l: Int, _ r: Int, _ t: Int, _ b: Int, _ c: (UInt8, UInt8, UInt8)) {
+            for x in l...r { put(x, t, c); put(x, b, c) }
+            for y in t...b { put(l, y, c); put(r, y, c) }
+        }
         let gx = Int(detector.gateWorkX)
         for y in stride(from: 0, to: h, by: 2) { put(gx, y, (40, 90, 255)) }
         for b in detector.debugBodies {
             let c: (UInt8, UInt8, UInt8) = b.small ? (230, 220, 0) : (0, 230, 0)
-            for x in b.left...b.right { put(x, b.top, c); put(x, b.bottom, c) }
-            for y in b.top...b.bottom { put(b.left, y, c); put(b.right, y, c) }
-            if let t = b.trunk {
-                for x in t.left...t.right { put(x, t.top, (255, 120, 255)); put(x, t.bottom, (255, 120, 255)) }
-                for y in t.top...t.bottom { put(t.left, y, (255, 120, 255)); put(t.right, y, (255, 120, 255)) }
-            }
+            box(b.left, b.right, b.top, b.bottom, c)
+            if let t = b.trunk { box(t.left, t.right, t.top, t.bottom, (255, 120, 255)) }
             if let e = b.edgeRight { for dy in -2...2 { put(Int(e), b.rowRight + dy, (255, 0, 255)) } }
             if let e = b.edgeLeft { for dy in -2...2 { put(Int(e), b.rowLeft + dy, (0, 230, 255)) } }
         }
@@ -75,10 +75,7 @@ public final class DetectorDebugDump {
             let cx = Int(t.center)
             for dy in 0..<4 { for dx in 0..<4 { put(cx - 2 + dx, 1 + dy + Int(t.id % 4) * 5, c) } }
         }
-        if crossed {
-            for x in 0..<w { put(x, 0, (255, 0, 0)); put(x, h - 1, (255, 0, 0)) }
-            for y in 0..<h { put(0, y, (255, 0, 0)); put(w - 1, y, (255, 0, 0)) }
-        }
+        if crossed { box(0, w - 1, 0, h - 1, (255, 0, 0)) }
         var name = String(frame)
         while name.count < 5 { name = "0" + name }
         try writePNG(path: "\(directory)/frame-\(name).png", width: pw, height: h, rgb: rgb)
