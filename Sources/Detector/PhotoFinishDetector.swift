@@ -96,6 +96,9 @@ public struct PhotoFinishDetector: ~Copyable {
     static let maxParts = 48
     static let maxBlobs = 24
     static let maxTracks = 32
+    /// Longest a track coasts through a body shared with another person (`coastThroughMerges`):
+    /// a sprinter passes a standing person in a fifth of a second, a walker in about one.
+    static let maxCoastNs: Int64 = 1_000_000_000
     /// Samples kept per track: 270 ms at 240 fps, 2 s at 30 fps, enough for the crossing
     /// fit window while the torso moves on a quarter of its height past the line.
     static let historyLength = 64
@@ -492,6 +495,8 @@ public struct DetectorTrackView: Sendable {
     public var velocity: Double
     public var pending: Bool
     public var armedRight: Bool, armedLeft: Bool
+    /// In a body shared with another person, followed by its own motion.
+    public var coasting: Bool
 }
 
 extension PhotoFinishDetector {
@@ -521,7 +526,7 @@ extension PhotoFinishDetector {
         (0..<Self.maxTracks).filter { tracks[$0].active }.map { i in
             let t = tracks[i]
             return DetectorTrackView(id: t.id, center: t.center, velocity: t.centerVelocity, pending: t.pending,
-                                     armedRight: t.armed(0), armedLeft: t.armed(1))
+                                     armedRight: t.armed(0), armedLeft: t.armed(1), coasting: t.coasting)
         }
     }
 

@@ -6,6 +6,9 @@ import GateCore
 /// One frame's measurement of a track's leading edges.
 struct EdgeSample {
     var frameNs: Int64 = 0
+    /// The body's centre column (work pixels), and whether the picture's edge cut the body.
+    var center = 0.0
+    var cut = false
     var right = -1.0, left = -1.0
     var rightNs: Int64 = 0, leftNs: Int64 = 0
     var height = 0.0
@@ -16,6 +19,20 @@ struct EdgeSample {
     }
 
     func time(_ d: CrossingDirection) -> Int64 { d == .leftToRight ? rightNs : leftNs }
+}
+
+/// A least-squares slope of positions over time, from three points up.
+struct SlopeFit {
+    var n = 0.0, st = 0.0, sx = 0.0, stt = 0.0, stx = 0.0
+
+    mutating func add(_ t: Double, _ x: Double) {
+        n += 1; st += t; sx += x; stt += t * t; stx += t * x
+    }
+
+    var slope: Double? {
+        let den = n * stt - st * st
+        return n >= 3 && den > 0 ? (n * stx - st * sx) / den : nil
+    }
 }
 
 /// A body followed across frames.
@@ -37,6 +54,20 @@ struct Track {
         let (a, b, c) = recentHeights
         return max(min(a, b), min(max(a, b), c))
     }
+    /// The body's box in the frame it was last seen (work pixels).
+    var left = 0, right = -1, top = 0, bottom = -1
+    /// In a body joined with another person's (see `coastThroughMerges`): followed by its
+    /// own motion, with no sample taken, until it comes out.
+    var coasting = false
+    /// The velocity it coasts at (work pixels per second, see `coastVelocity(track:)`).
+    var coastVelocity = 0.0
+    /// The velocity to predict its centre with (work pixels per second).
+    var predictionVelocity: Double { coasting ? coastVelocity : centerVelocity }
+    /// Length of the last stretch spent coasting, and when the track came out of it.
+    var bridgedNs: Int64 = 0
+    var resumedNs: Int64 = .min / 2
+    /// Whether the pending crossing's samples lie on both sides of a coasting stretch.
+    var pendingBridged = false
     /// Bit 0: rightward, bit 1: leftward.
     var seenBits: UInt8 = 0
     var armedBits: UInt8 = 0
@@ -67,17 +98,18 @@ extension PhotoFinishDetector {
 
     mutating func updateTracks(now: MonotonicInstant, frameSequence: UInt64, result: inout DetectionSet) {
         let tNs = now.nanoseconds
-        // Match bodies to tracks, the best pair over all tracks first (a track that grabs
-        // the body nearest to it could take another track's body).
         var matchedBlob: UInt32 = 0
         var matchedTrack: UInt32 = 0
+        coastThroughMerges(tNs: tNs, matchedBlob: &matchedBlob, matchedTrack: &matchedTrack)
+        // Match bodies to tracks, the best pair over all tracks first (a track that grabs
+        // the body nearest to it could take another track's body).
         while true {
             var bestTrack = -1, bestBlob = -1
             var bestCost = Double.greatestFiniteMagnitude
             for ti in 0..<Self.maxTracks where tracks[ti].active && matchedTrack & (1 << UInt32(ti)) == 0 {
                 let tr = tracks[ti]
                 let dt = Double(tNs &- tr.lastSeenNs) * 1e-9
-                let predicted = tr.center + tr.centerVelocity * dt
+                let predicted = tr.center + tr.predictionVelocity * dt
                 // Why: a body moves less than about half its height between frames at any
                 // frame rate this detector serves; a sprinter's centre also sways with the gait.
                 let gate = max(0.5 * tr.sizePixels, 3, 2 * abs(tr.centerVelocity) * dt)
@@ -102,6 +134,7 @@ extension PhotoFinishDetector {
         }
         for ti in 0..<Self.maxTracks where tracks[ti].active && matchedTrack & (1 << UInt32(ti)) == 0 {
             tracks[ti].missed += 1
+            tracks[ti].coasting = false
             if tracks[ti].missed > 3 || tNs &- tracks[ti].lastSeenNs > 250_000_000 + 2 * frameIntervalNs {
                 finishPending(track: ti, sequence: frameSequence, result: &result)
                 // Why: two crossings confirmed in one frame; keep the track a frame
@@ -120,6 +153,109 @@ extension PhotoFinishDetector {
             tracks[ti] = tr
             observe(track: ti, blob: blobs[bi], tNs: tNs, sequence: frameSequence, result: &result)
         }
+    }
+
+    /// Finds the bodies in which two people have met: a body that holds the predicted
+    /// centres of two tracks that were well apart within the last second, move
+    /// differently (one stands while the other passes, or they pass each other) and are
+    /// each of a good part of the body's height. Neither track takes such a body: its
+    /// edges are the other person's as much as its own. Both coast on their own motion,
+    /// and the body starts no track, until they come apart again; a crossing made
+    /// meanwhile is fitted from the samples on both sides (`checkCrossing`).
+    ///
+    /// Why: the motion mask cannot tell two people apart where they overlap, but each
+    /// one's motion over the fraction of a second they overlap is known from before.
+    /// Pieces of one body (an arm, a leg the colour of the ground) never were half a
+    /// body apart, and are matched as before.
+    private mutating func coastThroughMerges(tNs: Int64, matchedBlob: inout UInt32, matchedTrack: inout UInt32) {
+        for bi in 0..<blobCount {
+            let b = blobs[bi]
+            let bh = Double(b.heightPixels)
+            var claimants: UInt32 = 0
+            for ti in 0..<Self.maxTracks where tracks[ti].active && matchedTrack & (1 << UInt32(ti)) == 0 {
+                let tr = tracks[ti]
+                let dtNs = tNs &- tr.lastSeenNs
+                // Only bodies followed for a few frames, seen in the last one or coasting,
+                // for at most `maxCoastNs`.
+                guard tr.samples >= 3, tr.missed == 0 || tr.coasting, dtNs <= Self.maxCoastNs,
+                      tr.sizePixels >= scale.minTracked else { continue }
+                let predicted = tr.center + tr.predictionVelocity * Double(dtNs) * 1e-9
+                let rows = tr.bottom - tr.top + 1
+                let shared = min(tr.bottom, b.bottom) - max(tr.top, b.top) + 1
+                guard predicted >= Double(b.left), predicted <= Double(b.right + 1), 2 * shared >= rows,
+                      bh >= 0.6 * tr.sizePixels, tr.sizePixels >= 0.5 * bh else { continue }
+                claimants |= 1 << UInt32(ti)
+            }
+            guard claimants.nonzeroBitCount >= 2 else { continue }
+            var met = false
+            for i in 0..<Self.maxTracks where claimants & (1 << UInt32(i)) != 0 && !met {
+                for j in (i + 1)..<Self.maxTracks where claimants & (1 << UInt32(j)) != 0 {
+                    // Why: coasting serves two people who get through each other within
+                    // `maxCoastNs`; two walking side by side at one pace stay one body,
+                    // and its leading edge is the front one's.
+                    let relative = abs(coastVelocity(track: i) - coastVelocity(track: j))
+                    let widths = Double(tracks[i].right - tracks[i].left + tracks[j].right - tracks[j].left + 2)
+                    guard relative > 2 * scale.minVelocity, relative * Double(Self.maxCoastNs) * 1e-9 >= widths,
+                          wereApart(i, j, since: tNs &- Self.maxCoastNs) else { continue }
+                    met = true
+                    break
+                }
+            }
+            guard met else { continue }
+            matchedBlob |= 1 << UInt32(bi)
+            matchedTrack |= claimants
+            for ti in 0..<Self.maxTracks where claimants & (1 << UInt32(ti)) != 0 && !tracks[ti].coasting {
+                tracks[ti].coastVelocity = coastVelocity(track: ti)
+                tracks[ti].coasting = true
+            }
+        }
+    }
+
+    /// The velocity a track coasts at (work pixels per second): its own while coasting;
+    /// else a straight-line fit over the last 300 ms (at least three frames) of its torso's
+    /// leading edge in the direction it moves, or of its centre where that edge was
+    /// measured in fewer than three of those frames, or the smoothed frame-to-frame
+    /// velocity. Frames in which the picture's edge cut the body are left out: a body
+    /// coming into view has no torso to measure yet.
+    ///
+    /// Why: the torso moves with the body; a centre also moves with the gait's sway and
+    /// by half-pixel steps (at 120 fps, half a pixel is 60 px/s), and a body coming into
+    /// view keeps growing behind for a few frames. A coast of a few tenths of a second
+    /// needs the speed over a stride.
+    private func coastVelocity(track ti: Int) -> Double {
+        let tr = tracks[ti]
+        guard !tr.coasting else { return tr.coastVelocity }
+        guard let newest = sample(track: ti, back: 0) else { return tr.centerVelocity }
+        var center = SlopeFit(), leading = SlopeFit()
+        let rightward = tr.centerVelocity >= 0
+        let w = Double(geometry.width)
+        var back = 0
+        while let s = sample(track: ti, back: back), back < 3 || newest.frameNs &- s.frameNs <= 300_000_000 {
+            back += 1
+            guard !s.cut else { continue }
+            let t = Double(s.frameNs &- newest.frameNs) * 1e-9
+            center.add(t, s.center)
+            if rightward, s.right >= 0 { leading.add(t, s.right) }
+            if !rightward, s.left >= 0 { leading.add(t, w - s.left) }
+        }
+        return leading.slope ?? center.slope ?? tr.centerVelocity
+    }
+
+    /// Whether two tracks' centres were more than half the taller body's height apart in
+    /// a frame since `sinceNs` in which both were seen.
+    private func wereApart(_ a: Int, _ b: Int, since sinceNs: Int64) -> Bool {
+        let apart = 0.5 * max(tracks[a].sizePixels, tracks[b].sizePixels)
+        var ia = 0, ib = 0
+        // Both histories run newest first; step the newer one back until the times meet.
+        while let sa = sample(track: a, back: ia), let sb = sample(track: b, back: ib),
+              sa.frameNs >= sinceNs, sb.frameNs >= sinceNs {
+            if sa.frameNs > sb.frameNs { ia += 1; continue }
+            if sb.frameNs > sa.frameNs { ib += 1; continue }
+            if abs(sa.center - sb.center) > apart { return true }
+            ia += 1
+            ib += 1
+        }
+        return false
     }
 
     /// A slot for a new track: a free one, or else the weakest track that is neither armed
@@ -147,8 +283,17 @@ extension PhotoFinishDetector {
     private mutating func observe(track ti: Int, blob: Blob, tNs: Int64, sequence: UInt64, result: inout DetectionSet) {
         var tr = tracks[ti]
         let dt = Double(tNs &- tr.lastSeenNs) * 1e-9
+        let lastColumn = geometry.width - 1
         if tr.samples > 0 && dt > 0 {
-            let v = (blob.center - tr.center) / dt
+            var v = (blob.center - tr.center) / dt
+            // Why: the centre of a body cut by the picture's edge (a runner coming into
+            // view) moves at half its speed; its side away from that edge moves with it.
+            let atLeft = blob.left == 0 || tr.left == 0, atRight = blob.right == lastColumn || tr.right == lastColumn
+            if atRight && !atLeft {
+                v = Double(blob.left - tr.left) / dt
+            } else if atLeft && !atRight {
+                v = Double(blob.right - tr.right) / dt
+            }
             tr.centerVelocity = tr.samples == 1 ? v : 0.5 * tr.centerVelocity + 0.5 * v
         }
         // A body too short to be timed whose centre passes the line: tell the user.
@@ -163,10 +308,21 @@ extension PhotoFinishDetector {
             lastTooFarNs = tNs
         }
         tr.center = blob.center
+        if tr.coasting {
+            tr.coasting = false
+            tr.bridgedNs = tNs &- tr.lastSeenNs
+            tr.resumedNs = tNs
+        }
         tr.lastSeenNs = tNs
+        tr.left = blob.left
+        tr.right = blob.right
+        tr.top = blob.top
+        tr.bottom = blob.bottom
         tr.missed = 0
         var s = EdgeSample()
         s.frameNs = tNs
+        s.center = blob.center
+        s.cut = blob.left == 0 || blob.right == lastColumn
         s.height = blob.height
         if blob.frontRight >= 0 { s.right = blob.frontRight; s.rightNs = sampleTime(frameNs: tNs, workRow: blob.rowRight) }
         if blob.frontLeft >= 0 { s.left = blob.frontLeft; s.leftNs = sampleTime(frameNs: tNs, workRow: blob.rowLeft) }
@@ -258,7 +414,10 @@ extension PhotoFinishDetector {
         // frame), within the fit window.
         var back = 1
         var found: EdgeSample?
-        let reach = 2 * fitHalfWindowNs(tr)
+        // Why: a track that has just come out of a body it shared with another person
+        // looks back over the stretch it coasted through.
+        let bridge = now.frameNs &- tr.resumedNs <= 2 * fitHalfWindowNs(tr) ? tr.bridgedNs : 0
+        let reach = 2 * fitHalfWindowNs(tr) + bridge
         while let s = sample(track: ti, back: back), now.frameNs &- s.frameNs <= reach {
             if s.position(d) != nil { found = s; break }
             back += 1
@@ -273,7 +432,9 @@ extension PhotoFinishDetector {
         // Why: an edge that jumps across the line by more than half the body's height
         // between two frames is a body the segmentation joined or split (a flare, a
         // passer-by), not a torso moving.
-        guard u - uBefore <= 0.5 * max(tr.sizePixels, scale.minBody) else {
+        let coasted = bridge > 0 && before.frameNs < tr.resumedNs
+        let travelled = coasted ? abs(tr.coastVelocity) * Double(now.frameNs &- before.frameNs) * 1e-9 : 0
+        guard u - uBefore <= 0.5 * max(tr.sizePixels, scale.minBody) + travelled else {
             // The edge is not the torso's: forget it, so that the next edge is compared
             // with the last good one, and keep the track armed.
             forgetEdge(track: ti, direction: d)
@@ -286,6 +447,7 @@ extension PhotoFinishDetector {
         tr.firstPostNs = now.frameNs
         tr.lastPreNs = before.frameNs
         tr.halfWindowNs = fitHalfWindowNs(tr)
+        tr.pendingBridged = coasted
         tr.uPre = uBefore
         tr.uPost = u
         tr.tPreNs = before.time(d)
@@ -309,10 +471,13 @@ extension PhotoFinishDetector {
         var tallest = 0.0
         var back = 0
         var newest = -1.0
+        // Why: across a stretch coasted through, the window reaches back from the last
+        // sample before it.
+        let earliest = (tr.pendingBridged ? tr.lastPreNs : tr.firstPostNs) &- half
         while let s = sample(track: ti, back: back) {
             back += 1
             if s.frameNs &- tr.firstPostNs > half { continue }
-            if tr.firstPostNs &- s.frameNs > half { break }
+            if s.frameNs < earliest { break }
             tallest = max(tallest, s.height)
             if let u = s.position(d) {
                 if newest < 0 { newest = u }

@@ -12,7 +12,8 @@ public import Detector
 /// Writes one PNG per frame into a folder: three panels side by side.
 /// - left: the work image, motion pixels tinted red, bodies boxed (green: timed size,
 ///   yellow: followed only) with the trunk inside boxed in pink, the torso's leading edges marked (magenta: rightward,
-///   cyan: leftward), track centres as squares (white: armed, orange: crossing pending),
+///   cyan: leftward), track centres as squares (white: armed, orange: crossing pending, violet: coasting
+///   through a body shared with another person),
 ///   the gate line in blue, the whole panel framed in red on a frame with a crossing;
 /// - middle: the learned background;
 /// - right: each pixel's motion threshold (brighter is less sensitive).
@@ -71,7 +72,8 @@ public final class DetectorDebugDump {
             if let e = b.edgeLeft { for dy in -2...2 { put(Int(e), b.rowLeft + dy, (0, 230, 255)) } }
         }
         for t in detector.debugTracks {
-            let c: (UInt8, UInt8, UInt8) = t.pending ? (255, 140, 0) : (t.armedLeft || t.armedRight ? (255, 255, 255) : (120, 120, 120))
+            let c: (UInt8, UInt8, UInt8) = t.coasting ? (160, 90, 255)
+                : t.pending ? (255, 140, 0) : (t.armedLeft || t.armedRight ? (255, 255, 255) : (120, 120, 120))
             let cx = Int(t.center)
             for dy in 0..<4 { for dx in 0..<4 { put(cx - 2 + dx, 1 + dy + Int(t.id % 4) * 5, c) } }
         }
