@@ -124,11 +124,14 @@ if !costOnly {
     print("Accuracy: \(variants) variants per scene; timed scenes: \(SceneCatalog.timed.joined(separator: ", "))")
     print("quiet scenes (must not trigger): \(SceneCatalog.quiet.joined(separator: ", "))")
     print("")
-    print("  fps | crossings | mean_ms |  p95_ms |  max_ms | misses | false | quiet_false | shake_mean_ms")
+    print("overlap scenes (reported apart): \(SceneCatalog.overlap.joined(separator: ", "))")
+    print("")
+    print("  fps | crossings | mean_ms |  p95_ms |  max_ms | misses | false | quiet_false | shake_mean_ms | overlap: found | mean_ms | max_ms | false")
     for fps in fpsList {
         var timed = SceneScore()
         var quietFalse = 0
         var shake = SceneScore()
+        var overlap = SceneScore()
         for name in SceneCatalog.all where only == nil || only == name {
             for v in 0..<variants {
                 guard let spec = SceneCatalog.scene(name, fps: fps, variant: v) else { continue }
@@ -138,6 +141,8 @@ if !costOnly {
                     quietFalse += s.falseTriggers
                 } else if SceneCatalog.extra.contains(name) {
                     shake.add(s)
+                } else if SceneCatalog.overlap.contains(name) {
+                    overlap.add(s)
                 } else {
                     timed.add(s)
                 }
@@ -148,7 +153,9 @@ if !costOnly {
             }
         }
         let st = absStats(timed.errors)
-        print("\(pad(String(Int(fps)), 5)) | \(pad(String(timed.errors.count), 9)) | \(pad(ms(st.mean), 7)) | \(pad(ms(st.p95), 7)) | \(pad(ms(st.max), 7)) | \(pad(String(timed.misses), 6)) | \(pad(String(timed.falseTriggers), 5)) | \(pad(String(quietFalse), 11)) | \(pad(ms(absStats(shake.errors).mean), 13))")
+        print("\(pad(String(Int(fps)), 5)) | \(pad(String(timed.errors.count), 9)) | \(pad(ms(st.mean), 7)) | \(pad(ms(st.p95), 7)) | \(pad(ms(st.max), 7)) | \(pad(String(timed.misses), 6)) | \(pad(String(timed.falseTriggers), 5)) | \(pad(String(quietFalse), 11)) | \(pad(ms(absStats(shake.errors).mean), 13)) | "
+            + "\(pad("\(overlap.errors.count)/\(overlap.errors.count + overlap.misses)", 14)) | \(pad(ms(absStats(overlap.errors).mean), 7)) | "
+            + "\(pad(ms(absStats(overlap.errors).max), 6)) | \(pad(String(overlap.falseTriggers), 5))")
         fflush(nil)
     }
     print("")

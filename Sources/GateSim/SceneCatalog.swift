@@ -13,7 +13,12 @@ public enum SceneCatalog {
     /// Timed scenes reported on their own because their error has a physical floor
     /// (a shaking camera moves the gate line itself).
     public static let extra = ["shake-runner"]
-    public static var all: [String] { timed + quiet + extra }
+    /// Timed scenes in which two people overlap in the picture at the line, reported
+    /// apart: a sprinter passing in front of a person who stands on the line, two
+    /// athletes crossing in opposite directions a tenth of a second apart, and a sprinter
+    /// overtaking a jogger in the lane behind at the line.
+    public static let overlap = ["past-stander", "opposite-close", "overtake"]
+    public static var all: [String] { timed + quiet + extra + overlap }
 
     /// The scene `name` at `fps`; `variant` picks speed, size, colours, gate position
     /// and gait phase from a seeded generator (variant 0 is the plain default).
@@ -99,6 +104,43 @@ public enum SceneCatalog {
         case "shake-only":
             spec.shakeAmplitude = 3
             spec.shakeFrequency = 5 + Double(variant % 4)
+        case "past-stander":
+            // Walks in briskly along the far lane and stands with the torso on the line;
+            // a sprinter in the near lane crosses in front a second later.
+            var stander = r
+            stander.direction = .leftToRight
+            stander.bodyHeight = r.bodyHeight * 0.85
+            stander.groundY = r.groundY - 30
+            stander.shirt = r.shirt > 128 ? 60 : 210
+            stander.speed = 250
+            stander.strideRate = 1.0
+            stander.armSwing = 0.4
+            stander.stopAt = 1.4
+            stander.standFor = 10
+            r.crossingTime += 1.6
+            spec.duration = 3.2
+            spec.runners = [stander, r]
+        case "opposite-close":
+            var far = r
+            far.direction = r.direction == .leftToRight ? .rightToLeft : .leftToRight
+            far.bodyHeight = r.bodyHeight * 0.85
+            far.groundY = r.groundY - 30
+            far.shirt = r.shirt > 128 ? 60 : 210
+            far.crossingTime = r.crossingTime + 0.1
+            far.phaseAtCrossing = r.phaseAtCrossing + 1.7
+            spec.duration = 2.0
+            spec.runners = [far, r]
+        case "overtake":
+            var jogger = r
+            jogger.speed = 0.45 * r.speed
+            jogger.strideRate = 1.4
+            jogger.bodyHeight = r.bodyHeight * 0.85
+            jogger.groundY = r.groundY - 30
+            jogger.shirt = r.shirt > 128 ? 60 : 210
+            jogger.crossingTime = r.crossingTime - 0.05
+            jogger.phaseAtCrossing = r.phaseAtCrossing + 1.7
+            spec.duration = 2.0
+            spec.runners = [jogger, r]
         case "standing":
             // Walks up slower than the crossing speed limit, stands on the line, walks back.
             r.speed = 100
