@@ -51,12 +51,8 @@ public enum SceneCatalog {
             r.armSwing = 1.15
             spec.runners = [r]
         case "two-runners":
-            var far = r
-            far.bodyHeight = r.bodyHeight * 0.85
-            far.groundY = r.groundY - 30
-            far.shirt = r.shirt > 128 ? 60 : 210
+            var far = farLane(r)
             far.crossingTime = r.crossingTime + 0.45
-            far.phaseAtCrossing = r.phaseAtCrossing + 1.7
             spec.duration = 2.0
             spec.runners = [far, r]  // the far lane is drawn first, behind
         case "light-runner":
@@ -107,11 +103,8 @@ public enum SceneCatalog {
         case "past-stander":
             // Walks in briskly along the far lane and stands with the torso on the line;
             // a sprinter in the near lane crosses in front a second later.
-            var stander = r
+            var stander = farLane(r)
             stander.direction = .leftToRight
-            stander.bodyHeight = r.bodyHeight * 0.85
-            stander.groundY = r.groundY - 30
-            stander.shirt = r.shirt > 128 ? 60 : 210
             stander.speed = 250
             stander.strideRate = 1.0
             stander.armSwing = 0.4
@@ -121,24 +114,16 @@ public enum SceneCatalog {
             spec.duration = 3.2
             spec.runners = [stander, r]
         case "opposite-close":
-            var far = r
+            var far = farLane(r)
             far.direction = r.direction == .leftToRight ? .rightToLeft : .leftToRight
-            far.bodyHeight = r.bodyHeight * 0.85
-            far.groundY = r.groundY - 30
-            far.shirt = r.shirt > 128 ? 60 : 210
             far.crossingTime = r.crossingTime + 0.1
-            far.phaseAtCrossing = r.phaseAtCrossing + 1.7
             spec.duration = 2.0
             spec.runners = [far, r]
         case "overtake":
-            var jogger = r
+            var jogger = farLane(r)
             jogger.speed = 0.45 * r.speed
             jogger.strideRate = 1.4
-            jogger.bodyHeight = r.bodyHeight * 0.85
-            jogger.groundY = r.groundY - 30
-            jogger.shirt = r.shirt > 128 ? 60 : 210
             jogger.crossingTime = r.crossingTime - 0.05
-            jogger.phaseAtCrossing = r.phaseAtCrossing + 1.7
             spec.duration = 2.0
             spec.runners = [jogger, r]
         case "standing":
@@ -155,5 +140,16 @@ public enum SceneCatalog {
             return nil
         }
         return spec
+    }
+
+    /// A second athlete in the lane behind `r`: further away (smaller, higher in the
+    /// picture), in a shirt that contrasts with `r`'s, out of step with `r`.
+    static func farLane(_ r: RunnerSpec) -> RunnerSpec {
+        var far = r
+        far.bodyHeight = r.bodyHeight * 0.85
+        far.groundY = r.groundY - 30
+        far.shirt = r.shirt > 128 ? 60 : 210
+        far.phaseAtCrossing = r.phaseAtCrossing + 1.7
+        return far
     }
 }
