@@ -20,6 +20,9 @@ public enum RunEvent: Sendable, Hashable {
     /// Timing stopped without a finish (disarmed, reset, solo laps ended): a run with laps
     /// is stored with its last lap as its time; a run without any is dropped.
     case stopped
+    /// The course changed (a preset, distance or start type chosen on the page): the runs
+    /// that start after it, and false starts after it, are stored with the new context.
+    case course(RunContext)
 }
 
 /// What the assembler needs to know about the course, beyond the events.
@@ -116,6 +119,9 @@ public struct RunAssembler: Sendable {
                              falseStart: true, falseStartReason: reason, gateCount: context.gateCount)
         case .stopped:
             return closeDraft()
+        case let .course(c):
+            context = c
+            return nil
         }
     }
 

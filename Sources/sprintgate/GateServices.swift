@@ -6,6 +6,7 @@ import GateConfig
 import GateCore
 import LinuxHardware
 import Logging
+import SQLiteStore
 import WebUI
 
 /// The services around the gate loop: results storage, the web page, the NTP server and
@@ -39,6 +40,7 @@ final class GateServices {
         self.web = web
         self.log = log
         nextWebStatus = now
+        web?.onCourseChange = { preset, startType in storage.changeCourse(RunContext(preset: preset, startType: startType)) }
         let skew = peers.clockSkew(now: now, log: peerLog)
         ntp = NTPServer.start(port: peers.ntpPort, skew: skew, now: now, log: peerLog)
         link = peers.start(settings: peerSettings, skew: skew, stateDirectory: stateDirectory, now: now, log: peerLog)

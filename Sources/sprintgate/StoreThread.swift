@@ -58,7 +58,7 @@ enum StoreEvents {
         case let .finished(at, time): return .finished(at: at, time: time)
         case let .falseStart(reason, at, _): return .falseStart(reason: reason, at: at)
         case let .crossing(c): return .crossing(c)
-        case .startCorrected, .stopped: return nil
+        case .startCorrected, .stopped, .course: return nil
         }
     }
 }
@@ -219,6 +219,14 @@ struct GateStorage {
     /// Queues a loop event for storage (loop thread; never blocks).
     func observe(_ event: LoopEvent) { thread.observe(event) }
 
+    /// Queues a change of course (preset, distance, start type) for the runs after it,
+    /// in order with the loop's events (loop thread; never blocks).
+    func changeCourse(_ context: RunContext) {
+        if !thread.queue.push(.course(context)) {
+            thread.log.error("course change not stored: the storage queue is full; runs keep the previous preset")
+        }
+    }
+
     /// Queues a finished multi-gate race for the journal and the database (loop thread;
     /// never blocks: a full queue drops, counts and is logged at exit).
     func recordRace(_ run: StoredRun) {
@@ -233,18 +241,19 @@ struct GateStorage {
 }
 
 extension RunContext {
-    /// The course as the settings describe it: the preset (if any) on a lone gate.
-    init(settings: GateSettings) {
-        let preset = settings.preset
+    /// A lone gate's course: the preset (if any) and the engine's start type.
+    init(preset: Preset?, startType: StartType) {
         self.init(preset: preset.map { StoredPreset(id: $0.id, title: $0.title, distance: $0.distance, startType: $0.startType.rawValue) },
-                  distance: preset?.distance, gateCount: 1, startType: settings.engine.startType.rawValue)
+                  distance: preset?.distance, gateCount: 1, startType: startType.rawValue)
     }
-}
 
-extension RunContext {
-    /// The demo's course: its preset on a lone gate.
+    /// The course as the settings describe it.
+    init(settings: GateSettings) {
+        self.init(preset: settings.preset, startType: settings.engine.startType)
+    }
+
+    /// The demo's course: its preset, flying without one.
     init(demoPreset preset: Preset?) {
-        self.init(preset: preset.map { StoredPreset(id: $0.id, title: $0.title, distance: $0.distance, startType: $0.startType.rawValue) },
-                  distance: preset?.distance, gateCount: 1, startType: preset?.startType.rawValue ?? StartType.flying.rawValue)
+        self.init(preset: preset, startType: preset?.startType ?? .flying)
     }
 }

@@ -168,6 +168,11 @@ final class WebGate: @unchecked Sendable {
     /// `GateServices` when a race link runs. Without one they are refused in the log.
     var onPeerCommand: ((GateCommand, MonotonicInstant) -> Void)?
 
+    /// Receives the course (preset and start type) after the page changed it, on the loop
+    /// thread; set by `GateServices` so that storage records the runs after the change
+    /// with it.
+    var onCourseChange: ((Preset?, StartType) -> Void)?
+
     /// Applies the page's queued commands to the loop at `now` (loop thread).
     func applyCommands<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         to loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
@@ -182,24 +187,26 @@ final class WebGate: @unchecked Sendable {
                 guard let t = StartType(rawValue: id) else { continue }
                 var cfg = loop.engine.config
                 cfg.startType = t
-                reconfigure(&loop, cfg, now: now, what: "start type \(id)")
+                if reconfigure(&loop, cfg, now: now, what: "start type \(id)") { onCourseChange?(preset, t) }
             case let .setPreset(id):
                 guard let p = Preset.named(id) else { continue }
                 var cfg = loop.engine.config
                 cfg.startType = p.startType
                 cfg.solo = p.solo
+                guard reconfigure(&loop, cfg, now: now, what: "preset \(id)") else { continue }
                 preset = p
-                reconfigure(&loop, cfg, now: now, what: "preset \(id)")
+                onCourseChange?(p, p.startType)
             }
         }
     }
 
+    /// Applies `cfg` unless a run is in progress; returns whether it did.
     private func reconfigure<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
-        _ loop: inout GateLoop<C, L, S>, _ cfg: EngineConfig, now: MonotonicInstant, what: String) {
+        _ loop: inout GateLoop<C, L, S>, _ cfg: EngineConfig, now: MonotonicInstant, what: String) -> Bool {
         switch loop.engine.phase {
         case .running, .starting, .holding, .inFrame:
             log.warning("page asked for \(what) during a run; ignored")
-            return
+            return false
         default: break
         }
         let wasArmed = loop.engine.phase == .armed
@@ -212,6 +219,7 @@ final class WebGate: @unchecked Sendable {
         publishConfig(cfg)
         log.notice("page set \(what)")
         if wasArmed { loop.command(.arm, now: now) }
+        return true
     }
 }
 

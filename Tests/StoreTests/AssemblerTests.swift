@@ -157,6 +157,42 @@ func crossing(_ s: Double, sigmaMs: Double = 1.2) -> Crossing {
     }
 }
 
+extension AssemblerTests {
+    @Test("a course changed between runs reaches the runs after it, through the SQLite store")
+    func courseChangeReachesTheStore() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let yards40 = StoredPreset(id: "40yd", title: "40 yd", distance: 36.576, startType: "button-release")
+        var a = RunAssembler(context: RunContext(preset: flying30, startType: "flying"))
+        var written: [CommittedRun] = []
+        // As the storage thread does: each run with the assembler's preset when it completes.
+        func consume(_ events: [RunEvent]) throws {
+            for e in events { if let run = a.consume(e) { written.append(try store.write(run, preset: a.context.preset)) } }
+        }
+        try consume([
+            .crossing(crossing(10)),
+            .started(at: mono(10), startType: "flying", wallMs: wallMs(2026, 6, 1)),
+            .lap(number: 1, at: mono(13.4), split: .seconds(3.4), lap: .seconds(3.4)),
+            .finished(at: mono(13.4), time: .seconds(3.4)),
+            .course(RunContext(preset: yards40, startType: "button-release")),
+            .started(at: mono(20), startType: "button-release", wallMs: wallMs(2026, 6, 1) + 10_000),
+            .lap(number: 1, at: mono(25.1), split: .seconds(5.1), lap: .seconds(5.1)),
+            .finished(at: mono(25.1), time: .seconds(5.1)),
+            .falseStart(reason: "button", at: mono(30), wallMs: wallMs(2026, 6, 1) + 20_000),
+            .course(RunContext(preset: nil, startType: "voice")),
+            .falseStart(reason: "movement", at: mono(40), wallMs: wallMs(2026, 6, 1) + 30_000),
+        ])
+        #expect(written.count == 4)
+        let rows = try store.history().sorted { $0.run.startMonoNs < $1.run.startMonoNs }
+        #expect(rows.map(\.run.presetID) == ["flying-30m", "40yd", "40yd", nil])
+        #expect(rows.map(\.run.distance) == [30, 36.576, 36.576, nil])
+        #expect(rows.map(\.run.startType) == ["flying", "button-release", "button-release", "voice"])
+        let key40 = BestKey.make(startType: "button-release", distance: 36.576)
+        #expect(rows.map(\.run.bestKey) == ["flying_30m", key40, key40, nil])
+        #expect(rows.map(\.run.falseStart) == [false, false, true, true])
+    }
+}
+
 @Suite struct WriterTests {
     @Test func writerCommitsInOrderAndReportsEach() throws {
         let dir = TempDir()
