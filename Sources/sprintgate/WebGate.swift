@@ -193,9 +193,10 @@ final class WebGate: @unchecked Sendable {
                 var cfg = loop.engine.config
                 cfg.startType = p.startType
                 cfg.solo = p.solo
-                guard reconfigure(&loop, cfg, now: now, what: "preset \(id)") else { continue }
+                // The preset is published with the new configuration; a refused change keeps the old one.
+                let previous = preset
                 preset = p
-                onCourseChange?(p, p.startType)
+                if reconfigure(&loop, cfg, now: now, what: "preset \(id)") { onCourseChange?(p, p.startType) } else { preset = previous }
             }
         }
     }
