@@ -55,6 +55,58 @@ public struct ShadowSpec: Sendable, Hashable {
     public init() {}
 }
 
+/// A vehicle passing through the view: not a person, never a crossing.
+public struct VehicleSpec: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        /// A car seen from the side: a long body on two wheels with a cabin on top.
+        case car
+        /// A bicycle with its rider leaning forward and pedalling.
+        case bicycle
+    }
+    public var kind: Kind = .car
+    public var direction: CrossingDirection = .leftToRight
+    /// Instant, in seconds from the first frame, at which its foremost point reaches the
+    /// gate line.
+    public var crossingTime: Double = 0.8
+    /// Horizontal speed in input pixels per second.
+    public var speed: Double = 600
+    /// Height from the ground to its top (roof or rider's head), input pixels.
+    public var height: Double = 120
+    /// Image row of the ground under it.
+    public var groundY: Double = 170
+    /// Luma of the paint (car) or the rider's clothes (bicycle).
+    public var paint: Double = 60
+    public init() {}
+}
+
+/// A fence between the camera and the vehicles behind it, drawn in front of the vehicles
+/// and behind the runners on the track: a steel bar fence, as round many tracks (bars a
+/// few centimetres wide at 12–20 cm, a post every 2–2.5 m, two rails).
+public struct FenceSpec: Sendable, Hashable {
+    /// Rows the bars span.
+    public var top: Double = 40
+    public var bottom: Double = 175
+    /// Distance between bars and their width, input pixels.
+    public var barSpacing: Double = 12
+    public var barWidth: Double = 3
+    /// Distance between posts and their width, input pixels.
+    public var postSpacing: Double = 160
+    public var postWidth: Double = 7
+    /// Rows of the horizontal rails' centres and their thickness.
+    public var rails: [Double] = [48, 110]
+    public var railThickness: Double = 4
+    public var luma: Double = 80
+    public init() {}
+
+    /// Whether the fence covers input pixel centre (`x`, `y`).
+    public func covers(x: Double, y: Double) -> Bool {
+        guard y >= top, y < bottom else { return false }
+        if x.truncatingRemainder(dividingBy: barSpacing) < barWidth { return true }
+        if x.truncatingRemainder(dividingBy: postSpacing) < postWidth { return true }
+        return rails.contains { abs(y - $0) < railThickness / 2 }
+    }
+}
+
 /// A change of scene illumination (cloud, auto-exposure step).
 public struct LightChange: Sendable, Hashable {
     /// Start of the change, seconds from the first frame.
@@ -96,6 +148,9 @@ public struct SceneSpec: Sendable, Hashable {
     public var runners: [RunnerSpec] = []
     public var shadows: [ShadowSpec] = []
     public var light: [LightChange] = []
+    /// Vehicles behind the fence (drawn before it, back to front).
+    public var vehicles: [VehicleSpec] = []
+    public var fence: FenceSpec? = nil
     public var seed: UInt64 = 1
 
     public init(name: String) { self.name = name }

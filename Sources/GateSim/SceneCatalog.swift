@@ -9,15 +9,18 @@ public enum SceneCatalog {
     public static let timed = ["sprint", "sprint-rl", "arm-first", "two-runners", "light-runner",
                                "shadow-runner", "rolling-shutter", "motion-blur", "dim-noisy"]
     /// Scenes that must produce no crossing at all.
-    public static let quiet = ["arm-only", "shadow-only", "light-only", "shake-only", "standing"]
+    public static let quiet = ["arm-only", "shadow-only", "light-only", "shake-only", "standing",
+                               "car-behind-fence", "bicycle-behind-fence"]
     /// Timed scenes reported on their own because their error has a physical floor
     /// (a shaking camera moves the gate line itself).
     public static let extra = ["shake-runner"]
-    /// Timed scenes in which two people overlap in the picture at the line, reported
+
+    /// Timed scenes in which two bodies overlap in the picture at the line, reported
     /// apart: a sprinter passing in front of a person who stands on the line, two
-    /// athletes crossing in opposite directions a tenth of a second apart, and a sprinter
-    /// overtaking a jogger in the lane behind at the line.
-    public static let overlap = ["past-stander", "opposite-close", "overtake"]
+    /// athletes crossing in opposite directions a tenth of a second apart, a sprinter
+    /// overtaking a jogger in the lane behind at the line, and a sprinter crossing while
+    /// a car behind the fence passes the line the other way.
+    public static let overlap = ["past-stander", "opposite-close", "overtake", "past-car"]
     public static var all: [String] { timed + quiet + extra + overlap }
 
     /// The scene `name` at `fps`; `variant` picks speed, size, colours, gate position
@@ -126,6 +129,65 @@ public enum SceneCatalog {
             jogger.crossingTime = r.crossingTime - 0.05
             spec.duration = 2.0
             spec.runners = [jogger, r]
+        case "past-car":
+            // A sprinter crosses while a car behind the fence passes the line the other
+            // way: their bodies join in the picture for a few frames.
+            var v = VehicleSpec()
+            v.direction = r.direction == .leftToRight ? .rightToLeft : .leftToRight
+            v.crossingTime = r.crossingTime + rng.uniform(-0.1...0.1)
+            v.groundY = 160
+            v.height = 0.35 * Double(spec.height)
+            v.speed = 700
+            v.paint = r.shirt > 128 ? 60 : 210
+            var f = FenceSpec()
+            let metre = v.height / 1.5
+            f.top = v.groundY - v.height - 15
+            f.bottom = v.groundY + 6
+            f.barSpacing = metre * 0.15
+            f.barWidth = metre * 0.04
+            f.postSpacing = metre * 2.2
+            f.postWidth = metre * 0.07
+            f.rails = [f.top + 4, (f.top + f.bottom) / 2]
+            spec.vehicles = [v]
+            spec.fence = f
+            spec.runners = [r]
+            spec.duration = 2.0
+        case "car-behind-fence", "bicycle-behind-fence":
+            // A car on a road, or a cyclist on a path, behind the fence at the far side of
+            // the track. The car is as tall in the picture as the smallest timed body or
+            // taller (a car park just behind the fence); the cyclist is further away, as
+            // tall as 70–80 % of the set body size (the default 0.33 of the frame).
+            var v = VehicleSpec()
+            var f = FenceSpec()
+            v.direction = variant % 2 == 0 ? .leftToRight : .rightToLeft
+            v.crossingTime = rng.uniform(0.7...0.9)
+            v.groundY = rng.uniform(150...170)
+            f.bottom = v.groundY + 6
+            if name == "car-behind-fence" {
+                v.kind = .car
+                v.height = rng.uniform(0.32...0.45) * Double(spec.height)
+                v.speed = rng.uniform(400...900)
+                v.paint = [50.0, 210, 120][Int(rng.next() % 3)]
+                f.top = v.groundY - v.height - 15
+            } else {
+                v.kind = .bicycle
+                v.height = rng.uniform(0.23...0.26) * Double(spec.height)
+                v.speed = rng.uniform(250...450)
+                v.paint = [40.0, 200][Int(rng.next() % 2)]
+                f.top = v.groundY - 0.7 * v.height
+            }
+            // Scaled by the vehicle's height (a car 1.5 m, a cyclist 1.75 m), as if it
+            // went close behind the fence: bars 3–5 cm at 12–20 cm, posts 7 cm every
+            // 2–2.5 m.
+            let metre = v.height / (name == "car-behind-fence" ? 1.5 : 1.75)
+            f.barSpacing = metre * rng.uniform(0.12...0.2)
+            f.barWidth = max(1, metre * rng.uniform(0.03...0.05))
+            f.postSpacing = metre * rng.uniform(2...2.5)
+            f.postWidth = metre * 0.07
+            f.rails = [f.top + 4, (f.top + f.bottom) / 2]
+            spec.vehicles = [v]
+            spec.fence = f
+            spec.duration = 2.0
         case "standing":
             // Walks up slower than the crossing speed limit, stands on the line, walks back.
             r.speed = 100

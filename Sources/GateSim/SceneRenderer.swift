@@ -55,6 +55,7 @@ public struct SceneRenderer: Sendable {
                     v = 100 + 6 * sin(x * 0.13 + y * 0.07)
                     for l in lanes where abs(y - l) < 2.2 { v = 215 }
                 }
+                if let f = spec.fence, f.covers(x: x, y: y) { v = f.luma + 6 * sin(y * 0.3) }
                 v += rng.gaussianish() * 5  // surface grain
                 px[yy * w + xx] = Float(v)
             }
@@ -178,6 +179,79 @@ public struct SceneRenderer: Sendable {
         arm(phase, shade: 1)
     }
 
+    /// A vehicle's capsules at instant `t` in image coordinates, back to front.
+    static func vehiclePose(_ v: VehicleSpec, gateX: Double, at t: Double, shake: (Double, Double),
+                            into out: inout [Capsule]) {
+        out.removeAll(keepingCapacity: true)
+        let s: Double = v.direction == .leftToRight ? 1 : -1
+        let h = v.height
+        let front = gateX + s * v.speed * (t - v.crossingTime) + shake.0
+        let ground = v.groundY + shake.1
+        // `back` is measured from the foremost point backwards, `up` from the ground, both
+        // in units of the height.
+        func pt(_ back: Double, _ up: Double) -> (Double, Double) { (front - s * back * h, ground - up * h) }
+        func add(_ a: (Double, Double), _ b: (Double, Double), _ radius: Double, _ lum: Double) {
+            out.append(Capsule(x0: a.0, y0: a.1, x1: b.0, y1: b.1, r: radius * h, lum: lum))
+        }
+        switch v.kind {
+        case .car:
+            // About 4.3 m long and 1.5 m high.
+            add(pt(0.3, 0.42), pt(2.6, 0.42), 0.24, v.paint)
+            add(pt(1.05, 0.74), pt(2.1, 0.74), 0.24, v.paint)
+            add(pt(1.1, 0.77), pt(2.05, 0.77), 0.15, 45)
+            for back in [0.5, 2.35] {
+                add(pt(back, 0.2), pt(back, 0.2), 0.2, 25)
+                add(pt(back, 0.2), pt(back, 0.2), 0.08, 150)
+            }
+        case .bicycle:
+            // A 1.75 m rider on 0.7 m wheels, pedalling at 1.4 turns a second.
+            let wheel = 0.2, frameLum = 110.0, tyre = 30.0
+            let frontHub = pt(wheel, wheel), rearHub = pt(wheel + 0.57, wheel)
+            let crank = pt(0.47, 0.19), seat = pt(0.62, 0.55), head = pt(0.27, 0.52)
+            let crankAngle = 2 * Double.pi * 1.4 * t
+            func pedal(_ a: Double) -> (Double, Double) {
+                (crank.0 + s * 0.1 * h * cos(a), crank.1 + 0.1 * h * sin(a))
+            }
+            func ring(_ c: (Double, Double)) {
+                let n = 12
+                for k in 0..<n {
+                    let a0 = 2 * Double.pi * Double(k) / Double(n), a1 = 2 * Double.pi * Double(k + 1) / Double(n)
+                    add((c.0 + wheel * h * cos(a0), c.1 + wheel * h * sin(a0)),
+                        (c.0 + wheel * h * cos(a1), c.1 + wheel * h * sin(a1)), 0.018, tyre)
+                }
+            }
+            let hip = pt(0.62, 0.6)
+            func leg(_ a: Double, shade: Double) {
+                // The knee from the thigh and shank lengths (0.245 and 0.25 of the height),
+                // ahead of the line from hip to pedal.
+                let p = pedal(a)
+                let dx = p.0 - hip.0, dy = p.1 - hip.1
+                let d = min((dx * dx + dy * dy).squareRoot(), 0.49 * h)
+                let along = d / 2, across = max(0, (0.2475 * h) * (0.2475 * h) - along * along).squareRoot()
+                let ux = dx / max(d, 1e-9), uy = dy / max(d, 1e-9)
+                let knee = (hip.0 + ux * along + s * abs(uy) * across, hip.1 + uy * along - abs(ux) * across)
+                add(hip, knee, 0.05, v.paint * shade)
+                add(knee, p, 0.035, 140 * shade)
+            }
+            leg(crankAngle + .pi, shade: 0.85)
+            ring(rearHub)
+            ring(frontHub)
+            add(crank, seat, 0.014, frameLum)
+            add(seat, rearHub, 0.012, frameLum)
+            add(crank, rearHub, 0.012, frameLum)
+            add(crank, head, 0.014, frameLum)
+            add(seat, head, 0.014, frameLum)
+            add(head, frontHub, 0.014, frameLum)
+            // Rider: trunk leaning 50° forward, head beyond the shoulders, arms to the bar.
+            let shoulder = (hip.0 + s * 0.23 * h, hip.1 - 0.19 * h)
+            add(hip, shoulder, 0.075, v.paint)
+            add((shoulder.0 + s * 0.08 * h, shoulder.1 - 0.1 * h), (shoulder.0 + s * 0.08 * h, shoulder.1 - 0.1 * h),
+                0.065, 140)
+            add(shoulder, pt(0.26, 0.58), 0.03, v.paint)
+            leg(crankAngle, shade: 1)
+        }
+    }
+
     /// Horizontal extent of a capsule on the line y = `y`, if it reaches it.
     static func span(_ c: Capsule, y: Double) -> (Double, Double)? {
         var lo = Double.infinity, hi = -Double.infinity
@@ -237,6 +311,7 @@ public struct SceneRenderer: Sendable {
         var rng = SplitMix64(seed: spec.seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
         var row = [Double](repeating: 0, count: w)
         var lightRow = [Double](repeating: 0, count: w)
+        var behind = [Double](repeating: 0, count: spec.vehicles.isEmpty ? 0 : w)
         var capsules: [Capsule] = []
         capsules.reserveCapacity(24)
         let t0 = spec.frameTime(index)
@@ -257,6 +332,24 @@ public struct SceneRenderer: Sendable {
                 row[x] = top * (1 - ay) + bot * ay
             }
             let yc = Double(y) + 0.5
+            if !spec.vehicles.isEmpty {
+                for x in 0..<w { behind[x] = row[x] }
+                for v in spec.vehicles {
+                    guard yc >= v.groundY - v.height - 10 - spec.shakeAmplitude, yc <= v.groundY + 10 + spec.shakeAmplitude
+                    else { continue }
+                    Self.vehiclePose(v, gateX: spec.gateX, at: tStart, shake: (ox, oy), into: &capsules)
+                    let dir: Double = v.direction == .leftToRight ? 1 : -1
+                    for c in capsules {
+                        if let (a, b) = Self.span(c, y: yc) {
+                            Self.blend(&row, a: a, b: b, blur: v.speed * spec.exposure, dir: dir) { p, cov in p * (1 - cov) + c.lum * cov }
+                        }
+                    }
+                }
+                if let f = spec.fence {
+                    // The fence stands in front of the vehicles: its pixels show it again.
+                    for x in 0..<w where f.covers(x: Double(x) + 0.5 - ox, y: yc - oy) { row[x] = behind[x] }
+                }
+            }
             for sh in spec.shadows {
                 let s: Double = sh.direction == .leftToRight ? 1 : -1
                 let tip = spec.gateX + s * sh.speed * (tRow - sh.crossingTime) + ox
