@@ -25,6 +25,8 @@ struct Blob {
     var rowRight = 0, rowLeft = 0
     /// Shorter than the crossing height: followed for the status only, never timed.
     var small = false
+    /// Far longer than it is tall (a car, a van): not a person, never timed.
+    var vehicle = false
     /// The trunk found inside the body (work pixels), `trunkBottom < trunkTop` when none.
     var trunkLeft = 0, trunkRight = -1, trunkTop = 0, trunkBottom = -1
 
@@ -264,6 +266,39 @@ extension PhotoFinishDetector {
             b.small = hp < scale.minBody
             blobs[blobCount] = b
             blobCount += 1
+        }
+        markVehicleRows()
+    }
+
+    /// Marks the bodies that are pieces of one long thing on the ground: bodies side by
+    /// side, each bottom within a tenth of the tallest's height of the first's and gaps of
+    /// at most a tenth of it between them, together more than 2.2 times as long as the
+    /// tallest is high.
+    ///
+    /// Why: a fence's posts or a lamp post in front of a car cut it into pieces, each short
+    /// enough to be a person's. People side by side on the same ground (two sprinters at
+    /// full stride, each about as wide as tall) stay under twice their height together.
+    private mutating func markVehicleRows() {
+        guard blobCount > 1 else { return }
+        for i in 0..<blobCount where !blobs[i].vehicle {
+            var left = blobs[i].left, right = blobs[i].right, tallest = blobs[i].heightPixels
+            let bottom = blobs[i].bottom
+            var grew = true
+            while grew {
+                grew = false
+                for j in 0..<blobCount where j != i {
+                    let b = blobs[j]
+                    guard b.left < left || b.right > right else { continue }
+                    let reach = max(scale.joinGap, max(tallest, b.heightPixels) / 10)
+                    let gap = max(b.left - right, left - b.right) - 1
+                    guard gap <= reach, abs(b.bottom - bottom) * 10 <= max(tallest, b.heightPixels) else { continue }
+                    left = min(left, b.left)
+                    right = max(right, b.right)
+                    tallest = max(tallest, b.heightPixels)
+                    grew = true
+                }
+            }
+            if 5 * (right - left + 1) > 11 * tallest { blobs[i].vehicle = true }
         }
     }
 }

@@ -481,6 +481,8 @@ public struct DetectorBodyView: Sendable {
     public var left: Int, right: Int, top: Int, bottom: Int
     /// Shorter than the crossing height: followed for the status only.
     public var small: Bool
+    /// A vehicle, or a piece of one: never timed.
+    public var vehicle: Bool
     /// Torso leading edge for rightward and leftward motion, work x, nil when not measured.
     public var edgeRight: Double?, edgeLeft: Double?
     public var rowRight: Int, rowLeft: Int
@@ -513,7 +515,7 @@ extension PhotoFinishDetector {
         (0..<blobCount).map { i in
             let b = blobs[i]
             let w = Double(geometry.width)
-            return DetectorBodyView(left: b.left, right: b.right, top: b.top, bottom: b.bottom, small: b.small,
+            return DetectorBodyView(left: b.left, right: b.right, top: b.top, bottom: b.bottom, small: b.small, vehicle: b.vehicle,
                                     edgeRight: b.frontRight >= 0 ? b.frontRight : nil,
                                     edgeLeft: b.frontLeft >= 0 ? w - b.frontLeft : nil,
                                     rowRight: b.rowRight, rowLeft: b.rowLeft,

@@ -11,7 +11,7 @@ extension PhotoFinishDetector {
 
     /// Measures each body's torso leading edge in both directions.
     mutating func measureBodies() {
-        for i in 0..<blobCount where !blobs[i].small {
+        for i in 0..<blobCount where !blobs[i].small && !blobs[i].vehicle {
             var b = blobs[i]
             measureTorso(&b)
             blobs[i] = b
@@ -129,6 +129,15 @@ extension PhotoFinishDetector {
         }
         b.trunkTop = bt + top
         b.trunkBottom = bt + bottom
+        // Why: a person's trunk, even level in a crouched start or two trunks side by side,
+        // is at most about as long as the body is tall; a car's or a van's upper half is
+        // 2.5 to 3 times its height long (4–5 m against 1.5–2 m). A body whose trunk is
+        // half as long again as it is tall is a vehicle; once more than that much of a car
+        // has come into view it is known as one.
+        if 2 * (b.trunkRight - b.trunkLeft + 1) > 3 * fullHeight {
+            b.vehicle = true
+            return
+        }
         let cxx = sxx / n - (sx / n) * (sx / n), cyy = syy / n - (sy / n) * (sy / n)
         let cxy = sxy / n - (sx / n) * (sy / n)
         // The trunk's long axis is within 30° of vertical when tan(2φ) = 2cxy / (cyy − cxx)
@@ -161,8 +170,15 @@ extension PhotoFinishDetector {
     /// The torso edge of a far body from the motion pixels of its band rows (20–45 % of its
     /// height) inside its box, the median of the rows' edges.
     private func measureSmallTorso(_ b: inout Blob) {
+        guard !b.vehicle else { return }
         let w = geometry.width
         let h = b.heightPixels
+        // Why: as `measureTorso`, with the body's box for the trunk: a far runner's box,
+        // legs at full stride, is about as wide as tall; a car's is three times.
+        if b.widthPixels > 2 * h {
+            b.vehicle = true
+            return
+        }
         let y0 = b.top + (h * 20) / 100
         let y1 = max(y0 + 3, b.top + (h * 45) / 100)
         guard y1 <= geometry.height else { return }

@@ -68,6 +68,10 @@ struct Track {
     var resumedNs: Int64 = .min / 2
     /// Whether the pending crossing's samples lie on both sides of a coasting stretch.
     var pendingBridged = false
+    /// One of its bodies was a vehicle (`Blob.vehicle`): the track is followed, never
+    /// timed. Why kept: the same car cut by the frame's edge, or by a fence post, can look
+    /// short enough to be a person in other frames.
+    var vehicle = false
     /// Bit 0: rightward, bit 1: leftward.
     var seenBits: UInt8 = 0
     var armedBits: UInt8 = 0
@@ -150,6 +154,7 @@ extension PhotoFinishDetector {
             nextTrackID &+= 1
             tr.center = blobs[bi].center
             tr.lastSeenNs = tNs
+            tr.vehicle = besideVehicle(blobs[bi], tNs: tNs)
             tracks[ti] = tr
             observe(track: ti, blob: blobs[bi], tNs: tNs, sequence: frameSequence, result: &result)
         }
@@ -182,8 +187,10 @@ extension PhotoFinishDetector {
                 let predicted = tr.center + tr.predictionVelocity * Double(dtNs) * 1e-9
                 let rows = tr.bottom - tr.top + 1
                 let shared = min(tr.bottom, b.bottom) - max(tr.top, b.top) + 1
+                // Why: a vehicle (a car behind the fence) is shorter than the athlete
+                // who passes in front of it, and as much the other party of a meeting.
                 guard predicted >= Double(b.left), predicted <= Double(b.right + 1), 2 * shared >= rows,
-                      bh >= 0.6 * tr.sizePixels, tr.sizePixels >= 0.5 * bh else { continue }
+                      bh >= 0.6 * tr.sizePixels, tr.vehicle || tr.sizePixels >= 0.5 * bh else { continue }
                 claimants |= 1 << UInt32(ti)
             }
             guard claimants.nonzeroBitCount >= 2 else { continue }
@@ -261,6 +268,22 @@ extension PhotoFinishDetector {
     /// A slot for a new track: a free one, or else the weakest track that is neither armed
     /// nor about to report a crossing (missed longest, then shortest) when the new body is
     /// taller.
+    /// Whether a new body is a piece of a vehicle followed already: it lies beside the
+    /// vehicle's body of the last frame, within a few percent of its height, over most of
+    /// its own rows. Why: a fence post or a lamp post in front of a car cuts the part of it
+    /// ahead of the post off as a body of its own, short enough to be a person's.
+    private func besideVehicle(_ blob: Blob, tNs: Int64) -> Bool {
+        for ti in 0..<Self.maxTracks where tracks[ti].active && tracks[ti].vehicle {
+            let v = tracks[ti]
+            guard tNs &- v.lastSeenNs <= 2 * frameIntervalNs else { continue }
+            let reach = max(scale.joinGap, Int((v.sizePixels / 10).rounded()))
+            let gap = max(blob.left - v.right, v.left - blob.right) - 1
+            let shared = min(blob.bottom, v.bottom) - max(blob.top, v.top) + 1
+            if gap <= reach && 2 * shared >= blob.heightPixels { return true }
+        }
+        return false
+    }
+
     private func freeTrack(for blob: Blob) -> Int? {
         var weakest = -1
         for ti in 0..<Self.maxTracks {
@@ -282,6 +305,7 @@ extension PhotoFinishDetector {
 
     private mutating func observe(track ti: Int, blob: Blob, tNs: Int64, sequence: UInt64, result: inout DetectionSet) {
         var tr = tracks[ti]
+        let previousWidth = tr.right - tr.left + 1
         let dt = Double(tNs &- tr.lastSeenNs) * 1e-9
         let lastColumn = geometry.width - 1
         if tr.samples > 0 && dt > 0 {
@@ -324,8 +348,18 @@ extension PhotoFinishDetector {
         s.center = blob.center
         s.cut = blob.left == 0 || blob.right == lastColumn
         s.height = blob.height
-        if blob.frontRight >= 0 { s.right = blob.frontRight; s.rightNs = sampleTime(frameNs: tNs, workRow: blob.rowRight) }
-        if blob.frontLeft >= 0 { s.left = blob.frontLeft; s.leftNs = sampleTime(frameNs: tNs, workRow: blob.rowLeft) }
+        // Why: a car coming into view, or coming out from behind a post, grows a little
+        // every frame; a runner whose body joins a car passing behind grows by a car's
+        // length at once, and is a runner again when they part.
+        let grewSlowly = tr.samples <= 1 || blob.widthPixels - previousWidth <= blob.heightPixels / 2
+        if blob.vehicle && grewSlowly {
+            tr.vehicle = true
+            tr.pending = false
+            tr.armedBits = 0
+        }
+        let person = !tr.vehicle && !blob.vehicle
+        if person, blob.frontRight >= 0 { s.right = blob.frontRight; s.rightNs = sampleTime(frameNs: tNs, workRow: blob.rowRight) }
+        if person, blob.frontLeft >= 0 { s.left = blob.frontLeft; s.leftNs = sampleTime(frameNs: tNs, workRow: blob.rowLeft) }
         let slot = ti * Self.historyLength + tr.samples % Self.historyLength
         history[slot] = s
         tr.samples += 1

@@ -11,7 +11,7 @@ public import Detector
 
 /// Writes one PNG per frame into a folder: three panels side by side.
 /// - left: the work image, motion pixels tinted red, bodies boxed (green: timed size,
-///   yellow: followed only) with the trunk inside boxed in pink, the torso's leading edges marked (magenta: rightward,
+///   yellow: followed only, red: a vehicle) with the trunk inside boxed in pink, the torso's leading edges marked (magenta: rightward,
 ///   cyan: leftward), track centres as squares (white: armed, orange: crossing pending, violet: coasting
 ///   through a body shared with another person),
 ///   the gate line in blue, the whole panel framed in red on a frame with a crossing;
@@ -65,7 +65,7 @@ public final class DetectorDebugDump {
         let gx = Int(detector.gateWorkX)
         for y in stride(from: 0, to: h, by: 2) { put(gx, y, (40, 90, 255)) }
         for b in detector.debugBodies {
-            let c: (UInt8, UInt8, UInt8) = b.small ? (230, 220, 0) : (0, 230, 0)
+            let c: (UInt8, UInt8, UInt8) = b.vehicle ? (255, 60, 60) : b.small ? (230, 220, 0) : (0, 230, 0)
             box(b.left, b.right, b.top, b.bottom, c)
             if let t = b.trunk { box(t.left, t.right, t.top, t.bottom, (255, 120, 255)) }
             if let e = b.edgeRight { for dy in -2...2 { put(Int(e), b.rowRight + dy, (255, 0, 255)) } }

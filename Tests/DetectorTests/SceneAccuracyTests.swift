@@ -96,6 +96,27 @@ struct SceneAccuracyTests {
         }
     }
 
+    @Test("a car or a cyclist behind a bar fence is never timed", arguments: ["car-behind-fence", "bicycle-behind-fence"])
+    func vehicleBehindFence(name: String) throws {
+        for fps in [30.0, 60, 120] {
+            for variant in 0..<4 {
+                let spec = try #require(SceneCatalog.scene(name, fps: fps, variant: variant))
+                let found = replayScene(spec)
+                #expect(found.isEmpty, "\(name) v\(variant) @\(Int(fps)): \(found.map(\.json))")
+            }
+        }
+    }
+
+    @Test("a car on its own, with no fence, is not timed in either direction")
+    func carWithoutFence() throws {
+        for variant in 0..<4 {
+            var spec = try #require(SceneCatalog.scene("car-behind-fence", fps: 60, variant: variant))
+            spec.fence = nil
+            let found = replayScene(spec)
+            #expect(found.isEmpty, "v\(variant): \(found.map(\.json))")
+        }
+    }
+
     /// Expects every true crossing of `spec` found once, nothing else, each within `limit` seconds.
     func expectEveryCrossingTimed(_ spec: SceneSpec, within limit: Double, _ label: String) {
         let found = replayScene(spec)
