@@ -170,7 +170,6 @@ extension PhotoFinishDetector {
     /// The torso edge of a far body from the motion pixels of its band rows (20–45 % of its
     /// height) inside its box, the median of the rows' edges.
     private func measureSmallTorso(_ b: inout Blob) {
-        guard !b.vehicle else { return }
         let w = geometry.width
         let h = b.heightPixels
         // Why: as `measureTorso`, with the body's box for the trunk: a far runner's box,

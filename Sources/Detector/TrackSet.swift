@@ -265,9 +265,6 @@ extension PhotoFinishDetector {
         return false
     }
 
-    /// A slot for a new track: a free one, or else the weakest track that is neither armed
-    /// nor about to report a crossing (missed longest, then shortest) when the new body is
-    /// taller.
     /// Whether a new body is a piece of a vehicle followed already: it lies beside the
     /// vehicle's body of the last frame, within a few percent of its height, over most of
     /// its own rows. Why: a fence post or a lamp post in front of a car cuts the part of it
@@ -284,6 +281,9 @@ extension PhotoFinishDetector {
         return false
     }
 
+    /// A slot for a new track: a free one, or else the weakest track that is neither armed
+    /// nor about to report a crossing (missed longest, then shortest) when the new body is
+    /// taller.
     private func freeTrack(for blob: Blob) -> Int? {
         var weakest = -1
         for ti in 0..<Self.maxTracks {

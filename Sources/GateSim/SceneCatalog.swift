@@ -139,17 +139,9 @@ public enum SceneCatalog {
             v.height = 0.35 * Double(spec.height)
             v.speed = 700
             v.paint = r.shirt > 128 ? 60 : 210
-            var f = FenceSpec()
-            let metre = v.height / 1.5
-            f.top = v.groundY - v.height - 15
-            f.bottom = v.groundY + 6
-            f.barSpacing = metre * 0.15
-            f.barWidth = metre * 0.04
-            f.postSpacing = metre * 2.2
-            f.postWidth = metre * 0.07
-            f.rails = [f.top + 4, (f.top + f.bottom) / 2]
             spec.vehicles = [v]
-            spec.fence = f
+            spec.fence = barFence(before: v, top: v.groundY - v.height - 15, metre: v.height / 1.5,
+                                  barSpacing: 0.15, barWidth: 0.04, postSpacing: 2.2)
             spec.runners = [r]
             spec.duration = 2.0
         case "car-behind-fence", "bicycle-behind-fence":
@@ -158,35 +150,30 @@ public enum SceneCatalog {
             // taller (a car park just behind the fence); the cyclist is further away, as
             // tall as 70–80 % of the set body size (the default 0.33 of the frame).
             var v = VehicleSpec()
-            var f = FenceSpec()
             v.direction = variant % 2 == 0 ? .leftToRight : .rightToLeft
             v.crossingTime = rng.uniform(0.7...0.9)
             v.groundY = rng.uniform(150...170)
-            f.bottom = v.groundY + 6
+            let top: Double
             if name == "car-behind-fence" {
                 v.kind = .car
                 v.height = rng.uniform(0.32...0.45) * Double(spec.height)
                 v.speed = rng.uniform(400...900)
                 v.paint = [50.0, 210, 120][Int(rng.next() % 3)]
-                f.top = v.groundY - v.height - 15
+                top = v.groundY - v.height - 15
             } else {
                 v.kind = .bicycle
                 v.height = rng.uniform(0.23...0.26) * Double(spec.height)
                 v.speed = rng.uniform(250...450)
                 v.paint = [40.0, 200][Int(rng.next() % 2)]
-                f.top = v.groundY - 0.7 * v.height
+                top = v.groundY - 0.7 * v.height
             }
             // Scaled by the vehicle's height (a car 1.5 m, a cyclist 1.75 m), as if it
             // went close behind the fence: bars 3–5 cm at 12–20 cm, posts 7 cm every
             // 2–2.5 m.
-            let metre = v.height / (name == "car-behind-fence" ? 1.5 : 1.75)
-            f.barSpacing = metre * rng.uniform(0.12...0.2)
-            f.barWidth = max(1, metre * rng.uniform(0.03...0.05))
-            f.postSpacing = metre * rng.uniform(2...2.5)
-            f.postWidth = metre * 0.07
-            f.rails = [f.top + 4, (f.top + f.bottom) / 2]
+            spec.fence = barFence(before: v, top: top, metre: v.height / (name == "car-behind-fence" ? 1.5 : 1.75),
+                                  barSpacing: rng.uniform(0.12...0.2), barWidth: rng.uniform(0.03...0.05),
+                                  postSpacing: rng.uniform(2...2.5))
             spec.vehicles = [v]
-            spec.fence = f
             spec.duration = 2.0
         case "standing":
             // Walks up slower than the crossing speed limit, stands on the line, walks back.
@@ -202,6 +189,22 @@ public enum SceneCatalog {
             return nil
         }
         return spec
+    }
+
+    /// A bar fence in front of vehicle `v`, from row `top` to just under its wheels, sized
+    /// in metres at `metre` pixels per metre: bars `barWidth` wide (at least a pixel) every
+    /// `barSpacing`, a 7 cm post every `postSpacing`, a rail at the top and one halfway down.
+    static func barFence(before v: VehicleSpec, top: Double, metre: Double, barSpacing: Double, barWidth: Double,
+                         postSpacing: Double) -> FenceSpec {
+        var f = FenceSpec()
+        f.top = top
+        f.bottom = v.groundY + 6
+        f.barSpacing = metre * barSpacing
+        f.barWidth = max(1, metre * barWidth)
+        f.postSpacing = metre * postSpacing
+        f.postWidth = metre * 0.07
+        f.rails = [f.top + 4, (f.top + f.bottom) / 2]
+        return f
     }
 
     /// A second athlete in the lane behind `r`: further away (smaller, higher in the
