@@ -94,6 +94,10 @@ public enum EngineCommand: Sendable, Hashable {
     /// Starts a countdown or voice start; ignored by the other start types.
     case start
     case reset
+    /// Another gate of the race (its start gate) saw a false start: the same whistle and
+    /// buzzer as a false start here, and the gate is armed for the next run. No
+    /// `.falseStart` action: the start is not this gate's.
+    case falseStartElsewhere
 }
 
 /// Why a start was false.
@@ -238,6 +242,8 @@ public struct Engine: Sendable {
             default:
                 break
             }
+        case .falseStartElsewhere:
+            falseStartFeedback(at: now, into: &actions)
         }
     }
 
@@ -333,8 +339,13 @@ public struct Engine: Sendable {
     }
 
     private mutating func falseStart(_ reason: FalseStartReason, at t: MonotonicInstant, into actions: inout [EngineAction]) {
-        nextSoundAt = nil
         actions.append(.falseStart(reason, at: t))
+        falseStartFeedback(at: t, into: &actions)
+    }
+
+    /// Whistle, one second of buzzer, armed again.
+    private mutating func falseStartFeedback(at t: MonotonicInstant, into actions: inout [EngineAction]) {
+        nextSoundAt = nil
         actions.append(.play(.whistle))
         actions.append(.output(.buzzer, true))
         buzzerOffAt = t + .seconds(1)

@@ -10,7 +10,7 @@ public enum MessageType: UInt8, Sendable, Hashable, CaseIterable {
     // Clock sync.
     case ping = 10, pong = 11, syncResult = 12
     // Timing.
-    case crossingEvent = 20, crossingAck = 21, startEvent = 22
+    case crossingEvent = 20, crossingAck = 21, startEvent = 22, falseStart = 23
     // Control.
     case gateStatus = 30, pauseDetection = 31, resumeDetection = 32, resetForNextRun = 33, endSession = 34
     // Media.
@@ -171,6 +171,30 @@ public struct StartEvent: Sendable, Hashable {
     }
 }
 
+/// Start gate → host: the athlete went before the start sound (or let go of the button
+/// before it); the run is void. Not in the reference app's set: there a false start stays
+/// on the start gate's phone, here every gate of the session shows it. The host echoes it
+/// back as the acknowledgement.
+public struct FalseStart: Sendable, Hashable {
+    public var runID: UInt32
+    public var reason: FalseStartCause
+    /// When the start gate saw it, on its CLOCK_MONOTONIC.
+    public var atMono: MonotonicInstant
+    public init(runID: UInt32, reason: FalseStartCause, atMono: MonotonicInstant) {
+        self.runID = runID
+        self.reason = reason
+        self.atMono = atMono
+    }
+}
+
+/// Why a start was false, on the wire.
+public enum FalseStartCause: UInt8, Sendable, Hashable, CaseIterable {
+    /// The button was let go before the start sound.
+    case buttonReleased = 1
+    /// The athlete moved after "Set", before the start sound.
+    case movement = 2
+}
+
 /// Gate → host: what the gate sees and how its camera is.
 public struct GateStatusReport: Sendable, Hashable {
     public var readiness: ReadinessFlags
@@ -273,6 +297,7 @@ public enum Message: Sendable, Hashable {
     case crossingEvent(CrossingEvent)
     case crossingAck(CrossingAck)
     case startEvent(StartEvent)
+    case falseStart(FalseStart)
     case gateStatus(GateStatusReport)
     case pauseDetection
     case resumeDetection
@@ -297,6 +322,7 @@ public enum Message: Sendable, Hashable {
         case .crossingEvent: return .crossingEvent
         case .crossingAck: return .crossingAck
         case .startEvent: return .startEvent
+        case .falseStart: return .falseStart
         case .gateStatus: return .gateStatus
         case .pauseDetection: return .pauseDetection
         case .resumeDetection: return .resumeDetection
@@ -407,6 +433,10 @@ extension Message {
             try w.i64(m.startMono.nanoseconds)
             try w.nonNegative(m.uncertainty, "uncertainty")
             try w.u8(m.startType.rawValue)
+        case .falseStart(let m):
+            try w.u32(m.runID)
+            try w.u8(m.reason.rawValue)
+            try w.i64(m.atMono.nanoseconds)
         case .gateStatus(let m):
             guard ReadinessFlags.all.isSuperset(of: m.readiness) else { throw .malformed("readiness") }
             guard m.framesPerSecond >= 0, m.framesPerSecond <= 1000 else { throw .malformed("framesPerSecond") }
@@ -496,6 +526,10 @@ extension Message {
             let uncertainty = try r.nonNegative("uncertainty")
             let startType = try r.startType("startType")
             message = .startEvent(StartEvent(runID: runID, startMono: start, uncertainty: uncertainty, startType: startType))
+        case .falseStart:
+            let runID = try r.u32("runID")
+            guard let reason = FalseStartCause(rawValue: try r.u8("reason")) else { throw .malformed("reason") }
+            message = .falseStart(FalseStart(runID: runID, reason: reason, atMono: try r.instant("atMono")))
         case .gateStatus:
             let readiness = ReadinessFlags(rawValue: try r.u8("readiness"))
             guard ReadinessFlags.all.isSuperset(of: readiness) else { throw .malformed("readiness") }

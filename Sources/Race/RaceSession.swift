@@ -37,8 +37,15 @@ public struct RaceSession: Sendable {
     /// Crossings received before their gate's clock was usable, mapped when it is.
     private var unmapped: [(event: CrossingEvent, bootEpoch: UInt32)] = []
     private var seen: Set<CrossingKey> = []
-    /// The start crossing of the current run on the network timeline.
+    /// The start of the current run on the network timeline: the start gate's crossing
+    /// (flying start) or its start event (crossing id 0).
     public private(set) var runStart: RaceCrossing?
+    /// How the current run started; nil before it did.
+    public private(set) var runStartType: RaceStartType?
+    /// Start events received before their gate's clock was usable, mapped when it is.
+    private var unmappedStarts: [(event: StartEvent, gate: GateID, bootEpoch: UInt32)] = []
+    /// Runs voided by a false start, in order (host).
+    public private(set) var falseStarts: [(runID: UInt32, gate: GateID, reason: FalseStartCause)] = []
 
     // Gate state.
     public private(set) var host: GateID?
@@ -53,6 +60,11 @@ public struct RaceSession: Sendable {
     private var outbox: [Pending] = []
     private var nextAnnounce = MonotonicInstant(nanoseconds: .min)
     private var nextAssignmentRepeat = MonotonicInstant(nanoseconds: .min)
+    /// Gate: the newest run the host armed, and the newest false start it relayed.
+    private var armedRun: UInt32 = 0
+    private var relayedFalseStart: UInt32 = 0
+    /// Gate: runs this gate reported a false start of (their echoes are acknowledgements).
+    private var reportedFalseStarts: Set<UInt32> = []
 
     // Both.
     private var sequence: UInt32 = 0
@@ -124,10 +136,69 @@ public struct RaceSession: Sendable {
         default: throw .notReady(phase)
         }
         runStart = nil
+        runStartType = nil
         for g in gates where g.id != me {
             sendReliably(.startTiming(StartTiming(runID: runID, startType: configuration.startType)), to: g.id, now: now, &actions)
         }
         setPhase(.waitingForCrossing, &actions)
+        actions.append(.runArmed(runID: runID, startType: configuration.startType))
+    }
+
+    /// Host: how the next runs start. Sent to every gate at once (`startTypeChange`) and
+    /// with every `startTiming`; a run armed but not started is armed again with it.
+    /// Refused while a run is running.
+    public mutating func setStartType(_ type: RaceStartType, now: MonotonicInstant, into actions: inout [RaceAction]) throws(RaceError) {
+        guard kind == .host else { throw .notHost }
+        guard phase != .running else { throw .runInProgress }
+        guard type != configuration.startType else { return }
+        configuration.startType = type
+        for g in gates where g.id != me && g.joined {
+            actions.append(.send(envelope(.startTypeChange(StartTypeChange(startType: type))), to: g.id))
+        }
+        if phase == .waitingForCrossing {
+            runID &-= 1  // Armed again as the same run.
+            try armRun(now: now, into: &actions)
+        }
+    }
+
+    /// This gate's role in the session: the host's entry for itself, or the assignment.
+    public var role: GateRole? {
+        kind == .host ? gates.first { $0.id == me }?.role : assignment?.role
+    }
+
+    /// The start gate's engine started the run's clock at local instant `startMono` (a
+    /// button release, a sound's onset, the athlete leaving the frame), with one sigma
+    /// `uncertainty`; again with a better instant when it refines it. Ignored unless this
+    /// is the start gate and the start type is not flying (a flying start is a crossing).
+    /// A gate sends it to the host until acknowledged.
+    public mutating func localStart(startMono: MonotonicInstant, uncertainty: Span, now: MonotonicInstant,
+                                    into actions: inout [RaceAction]) {
+        guard role == .start, configuration.startType != .flying else { return }
+        let event = StartEvent(runID: runID, startMono: startMono, uncertainty: uncertainty, startType: configuration.startType)
+        switch kind {
+        case .host:
+            takeStart(event, gate: me, bootEpoch: bootEpoch, now: now, &actions)
+        case .gate:
+            guard let host else { return }
+            sendReliably(.startEvent(event), to: host, now: now, &actions)
+        }
+    }
+
+    /// The start gate's engine saw a false start at local instant `atMono`: the run is
+    /// void, every gate is told, and the next run is armed. Ignored unless this is the
+    /// start gate.
+    public mutating func localFalseStart(_ reason: FalseStartCause, atMono: MonotonicInstant, now: MonotonicInstant,
+                                         into actions: inout [RaceAction]) {
+        guard role == .start else { return }
+        let f = FalseStart(runID: runID, reason: reason, atMono: atMono)
+        switch kind {
+        case .host:
+            voidRun(f, gate: me, now: now, &actions)
+        case .gate:
+            guard let host else { return }
+            reportedFalseStarts.insert(f.runID)
+            sendReliably(.falseStart(f), to: host, now: now, &actions)
+        }
     }
 
     /// A crossing seen by this gate's detector at local instant `timeMono` with one sigma
@@ -135,6 +206,7 @@ public struct RaceSession: Sendable {
     /// to the host and retransmitted until acknowledged.
     public mutating func localCrossing(timeMono: MonotonicInstant, uncertainty: Span, direction: CrossingDirection,
                                        now: MonotonicInstant, into actions: inout [RaceAction]) {
+        guard role != .control else { return }  // A control gate has no camera duties.
         let id = nextCrossingID
         nextCrossingID &+= 1
         let event = CrossingEvent(gate: me, crossingID: id, runID: runID, timeMono: timeMono, uncertainty: uncertainty,
@@ -205,7 +277,8 @@ public struct RaceSession: Sendable {
     public func splits() -> [RaceSplit] {
         guard let start = runStart else { return [] }
         var byIndex: [Int: RaceCrossing] = [:]
-        for c in crossings where c.runID == runStart?.runID && c.gateIndex > 0 && c.timeNet > start.timeNet {
+        let control = Set(gates.filter { $0.role == .control }.map(\.id))
+        for c in crossings where c.runID == start.runID && c.gateIndex > 0 && c.timeNet > start.timeNet && !control.contains(c.gate) {
             if let old = byIndex[c.gateIndex], old.timeNet <= c.timeNet { continue }  // First crossing counts.
             byIndex[c.gateIndex] = c
         }
@@ -277,9 +350,71 @@ public struct RaceSession: Sendable {
                 if case .startTiming = $0.message, a.crossingID == 0 { return true }
                 return false
             }
+        case let .startEvent(ev):
+            // The echo is the acknowledgement; a repeat is echoed again and changes nothing.
+            actions.append(.send(envelope(.startEvent(ev)), to: e.sender))
+            takeStart(ev, gate: e.sender, bootEpoch: e.bootEpoch, now: now, &actions)
+        case let .falseStart(f):
+            let relayed = outbox.contains { if case .falseStart(f) = $0.message { return $0.to == e.sender } else { return false } }
+            if relayed {
+                // A gate's echo of the false start relayed to it.
+                acknowledge(from: e.sender) { if case .falseStart(f) = $0.message { return true } else { return false } }
+            } else if gates[i].role == .start {
+                // The echo is the acknowledgement; only the start gate's reports are echoed,
+                // so two echoes never bounce between host and gate.
+                actions.append(.send(envelope(.falseStart(f)), to: e.sender))
+                voidRun(f, gate: e.sender, now: now, &actions)
+            }
         default:
             break
         }
+    }
+
+    /// Takes the start gate's start of the current run onto the network timeline.
+    private mutating func takeStart(_ ev: StartEvent, gate: GateID, bootEpoch: UInt32, now: MonotonicInstant,
+                                    _ actions: inout [RaceAction]) {
+        guard let g = gates.first(where: { $0.id == gate }), g.role == .start, g.bootEpoch == bootEpoch,
+              ev.runID == runID, ev.startType != .flying else { return }
+        // A refinement of the start already taken moves it; any other start of a running
+        // run (a second press) is ignored.
+        switch phase {
+        case .waitingForCrossing: break
+        case .running where runStart?.gate == gate && runStart?.crossingID == 0: break
+        default: return
+        }
+        let mapped: (NetworkInstant, Span, Span)
+        if gate == me {
+            mapped = (NetworkInstant(nanoseconds: ev.startMono.nanoseconds), .zero, .zero)
+        } else {
+            guard let l = ClockModel.local(fromPeer: PeerInstant(nanoseconds: ev.startMono.nanoseconds), clock: g.clock),
+                  g.clock.state(at: now) == .synced || g.clock.state(at: now) == .stale else {
+                unmappedStarts.removeAll { $0.gate == gate }
+                unmappedStarts.append((ev, gate, bootEpoch))
+                return
+            }
+            mapped = (NetworkInstant(nanoseconds: l.value.nanoseconds), l.uncertainty, l.maxError)
+        }
+        let start = RaceCrossing(gate: gate, bootEpoch: bootEpoch, crossingID: 0, runID: ev.runID, gateIndex: g.index,
+                                 distanceMetres: g.distanceMetres, timeNet: mapped.0, detectorUncertainty: ev.uncertainty,
+                                 syncUncertainty: mapped.1, syncMaxError: mapped.2, direction: .leftToRight)
+        guard start != runStart else { return }
+        runStart = start
+        runStartType = ev.startType
+        setPhase(.running, &actions)
+        actions.append(.started(start, ev.startType))
+    }
+
+    /// Voids the current run for a false start at `gate` (the start gate), tells the other
+    /// gates and arms the next run.
+    private mutating func voidRun(_ f: FalseStart, gate: GateID, now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        guard f.runID == runID, gates.first(where: { $0.id == gate })?.role == .start,
+              phase == .waitingForCrossing || phase == .running else { return }
+        falseStarts.append((f.runID, gate, f.reason))
+        actions.append(.falseStart(gate: gate, runID: f.runID, f.reason))
+        for g in gates where g.id != me && g.id != gate && g.joined {
+            sendReliably(.falseStart(f), to: g.id, now: now, &actions)
+        }
+        do { try armRun(now: now, into: &actions) } catch {}  // Cannot fail: waiting or running.
     }
 
     /// Takes a gate into the session (new, or back with a new boot epoch).
@@ -320,14 +455,15 @@ public struct RaceSession: Sendable {
         SessionConfig(startType: configuration.startType, runID: runID, gateCount: UInt8(gates.count), name: configuration.name)
     }
 
-    /// Orders gates by distance (ties by id), gives index 0 the start role and the last
-    /// gate the finish role when their roles were automatic, and tells every gate.
+    /// Orders gates by distance (ties by id); of the gates that are not control gates,
+    /// the first is the start, the last the finish and the others laps. Tells every gate.
     private mutating func renumber(_ actions: inout [RaceAction], send: Bool = true) {
         gates.sort { ($0.distanceMetres, $0.id.rawValue) < ($1.distanceMetres, $1.id.rawValue) }
+        let timing = gates.indices.filter { gates[$0].role != .control }
         for i in gates.indices {
             gates[i].index = i
             if gates[i].role != .control {
-                gates[i].role = i == 0 ? .start : (i == gates.count - 1 ? .finish : .lap)
+                gates[i].role = i == timing.first ? .start : (i == timing.last ? .finish : .lap)
             }
         }
         if send { sendAssignments(now: nil, &actions) }
@@ -359,17 +495,22 @@ public struct RaceSession: Sendable {
                                     direction: c.direction)
         crossings.append(crossing)
         actions.append(.crossing(crossing))
-        guard crossing.runID == runID else { return }
-        if phase == .waitingForCrossing, g.index == 0 {
+        guard crossing.runID == runID, g.role != .control else { return }
+        if phase == .waitingForCrossing, g.role == .start, configuration.startType == .flying {
             runStart = crossing
+            runStartType = .flying
             setPhase(.running, &actions)
-        } else if phase == .running, let start = runStart, crossing.timeNet > start.timeNet,
-                  g.index == gates.count - 1 {
+        } else if phase == .running, let start = runStart, crossing.timeNet > start.timeNet, g.role == .finish {
             setPhase(.finished, &actions)
         }
     }
 
     private mutating func mapPending(now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        if !unmappedStarts.isEmpty {
+            let waiting = unmappedStarts
+            unmappedStarts.removeAll()
+            for w in waiting { takeStart(w.event, gate: w.gate, bootEpoch: w.bootEpoch, now: now, &actions) }
+        }
         guard !unmapped.isEmpty else { return }
         let waiting = unmapped
         unmapped.removeAll()
@@ -408,7 +549,10 @@ public struct RaceSession: Sendable {
                 host = e.sender
                 session = e.session
             }
-            if case let .sessionConfig(c) = e.message { runID = max(runID, c.runID) }
+            if case let .sessionConfig(c) = e.message {
+                runID = max(runID, c.runID)
+                configuration.startType = c.startType
+            }
             actions.append(.send(envelope(.sessionConfigAck(SessionConfigAck(accepted: true))), to: e.sender))
             if phase == .connecting { setPhase(.syncing, &actions) }
             return
@@ -441,7 +585,29 @@ public struct RaceSession: Sendable {
             actions.append(.send(envelope(.crossingAck(CrossingAck(gate: me, crossingID: 0))), to: e.sender))
             if s.runID >= runID {
                 runID = s.runID
+                let changed = s.startType != configuration.startType
+                configuration.startType = s.startType
                 setPhase(.waitingForCrossing, &actions)
+                if s.runID > armedRun || changed {
+                    armedRun = s.runID
+                    actions.append(.runArmed(runID: s.runID, startType: s.startType))
+                }
+            }
+        case let .startTypeChange(c):
+            configuration.startType = c.startType
+        case let .startEvent(ev):
+            // The host's echo: the start arrived.
+            acknowledge(from: e.sender) { if case .startEvent(ev) = $0.message { return true } else { return false } }
+        case let .falseStart(f):
+            if reportedFalseStarts.contains(f.runID) {
+                // The host's echo of this gate's own report.
+                acknowledge(from: e.sender) { if case .falseStart(f) = $0.message { return true } else { return false } }
+            } else {
+                actions.append(.send(envelope(.falseStart(f)), to: e.sender))
+                if f.runID > relayedFalseStart {
+                    relayedFalseStart = f.runID
+                    actions.append(.falseStart(gate: e.sender, runID: f.runID, f.reason))
+                }
             }
         case .endSession:
             host = nil
@@ -488,6 +654,7 @@ public enum RaceError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownGate(GateID)
     case badDistance(Double)
     case notReady(RacePhase)
+    case runInProgress
 
     public var description: String {
         switch self {
@@ -495,6 +662,7 @@ public enum RaceError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .unknownGate(g): return "\(g) is not in the session"
         case let .badDistance(d): return "distance \(d) m is outside 0...100000 m"
         case let .notReady(p): return "cannot arm a run while \(p) (every gate must be synced)"
+        case .runInProgress: return "a run is in progress; change it after the finish"
         }
     }
 }

@@ -61,6 +61,12 @@ public struct RaceSimulation: Sendable {
     public var readLatency = Span(nanoseconds: 0)
     /// Every action the host performed that reported a crossing, in order.
     public private(set) var hostCrossings: [RaceCrossing] = []
+    /// Every start the host reported (`.started`), in order.
+    public private(set) var hostStarts: [RaceCrossing] = []
+    /// The false starts each gate was told of or saw (`.falseStart` actions), by gate index.
+    public private(set) var falseStartNotices: [[UInt32]] = []
+    /// The runs each gate was armed for (`.runArmed` actions), by gate index.
+    public private(set) var armedRuns: [[UInt32]] = []
     /// Datagrams sent, lost and duplicated by the network.
     public private(set) var sent = 0, lost = 0, duplicated = 0
     /// Datagrams that failed to decode (none expected: the codec is exercised end to end).
@@ -69,6 +75,8 @@ public struct RaceSimulation: Sendable {
     private var order: UInt64 = 0
     private var rng: SplitMix64
     private var pendingCrossings: [(gate: Int, trueTime: Int64)] = []
+    private enum StartInput: Sendable { case start, falseStart(FalseStartCause) }
+    private var pendingStarts: [(gate: Int, trueTime: Int64, what: StartInput)] = []
     private var actions: [RaceAction] = []
 
     /// Gate 0 is the host. `clocks` gives each gate's (offset ns, ppm).
@@ -82,6 +90,8 @@ public struct RaceSimulation: Sendable {
                               offsetNanoseconds: clocks[i].0, ppm: clocks[i].1))
         }
         actions.reserveCapacity(64)
+        falseStartNotices = Array(repeating: [], count: gates.count)
+        armedRuns = Array(repeating: [], count: gates.count)
         for i in gates.indices {
             let t = local(i)
             gates[i].session.start(now: t, into: &actions)
@@ -105,6 +115,7 @@ public struct RaceSimulation: Sendable {
             now = min(end, nextTick, max(now + 1, arrival))
             if now >= nextTick { nextTick += step.nanoseconds }
             deliverDue()
+            fireStarts()
             fireCrossings()
             for i in gates.indices where gates[i].running {
                 gates[i].session.tick(now: local(i), into: &actions)
@@ -117,6 +128,23 @@ public struct RaceSimulation: Sendable {
     /// reported at the next wake-up).
     public mutating func crossing(atGate i: Int, trueTime: Int64) {
         pendingCrossings.append((i, trueTime))
+    }
+
+    /// Gate `i`'s engine starts the clock at true time `trueTime` (a button release, a
+    /// sound's onset), handed to its session at the next wake-up with a 100 µs sigma.
+    public mutating func start(atGate i: Int, trueTime: Int64) {
+        pendingStarts.append((i, trueTime, .start))
+    }
+
+    /// Gate `i`'s engine sees a false start at true time `trueTime`.
+    public mutating func falseStart(atGate i: Int, trueTime: Int64, reason: FalseStartCause = .movement) {
+        pendingStarts.append((i, trueTime, .falseStart(reason)))
+    }
+
+    /// Host command: the start type of the next runs.
+    public mutating func setStartType(_ type: RaceStartType) throws(RaceError) {
+        try gates[0].session.setStartType(type, now: local(0), into: &actions)
+        perform(from: 0)
     }
 
     /// Host command: assign a role and distance.
@@ -157,6 +185,12 @@ public struct RaceSimulation: Sendable {
                 for j in gates.indices where j != i { transmit(e, to: j, at: sentAt) }
             case let .crossing(c):
                 if i == 0 { hostCrossings.append(c) }
+            case let .started(c, _):
+                if i == 0 { hostStarts.append(c) }
+            case let .falseStart(_, run, _):
+                falseStartNotices[i].append(run)
+            case let .runArmed(run, _):
+                armedRuns[i].append(run)
             default:
                 break
             }
@@ -215,6 +249,28 @@ public struct RaceSimulation: Sendable {
             } else {
                 k += 1
             }
+        }
+    }
+
+    private mutating func fireStarts() {
+        var k = 0
+        while k < pendingStarts.count {
+            let p = pendingStarts[k]
+            guard p.trueTime <= now else {
+                k += 1
+                continue
+            }
+            pendingStarts.remove(at: k)
+            guard gates[p.gate].running else { continue }
+            switch p.what {
+            case .start:
+                gates[p.gate].session.localStart(startMono: local(p.gate, at: p.trueTime), uncertainty: .microseconds(100),
+                                                 now: local(p.gate), into: &actions)
+            case let .falseStart(reason):
+                gates[p.gate].session.localFalseStart(reason, atMono: local(p.gate, at: p.trueTime), now: local(p.gate),
+                                                      into: &actions)
+            }
+            perform(from: p.gate)
         }
     }
 

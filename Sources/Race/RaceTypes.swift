@@ -140,4 +140,14 @@ public enum RaceAction: Sendable, Hashable {
     case gateJoined(GateID, rejoin: Bool)
     /// This gate was taken into a session with this role (gate only).
     case assigned(RoleAssignment)
+    /// A run was armed (host: by this session; gate: the host's `startTiming` for a newer
+    /// run). The start gate's owner arms its engine with `startType`.
+    case runArmed(runID: UInt32, startType: RaceStartType)
+    /// Host: the run's clock started by the start gate's button, sound or in-frame exit
+    /// (a flying start is its first crossing, reported as `.crossing`), on the network
+    /// timeline. Reported again when the start gate refines the start (a sound's onset).
+    case started(RaceCrossing, RaceStartType)
+    /// A false start at the start gate voided run `runID` (host: reported by the start
+    /// gate or its own; gate: relayed by the host). The next run is armed after it.
+    case falseStart(gate: GateID, runID: UInt32, FalseStartCause)
 }

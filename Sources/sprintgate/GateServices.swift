@@ -40,10 +40,14 @@ final class GateServices {
         self.web = web
         self.log = log
         nextWebStatus = now
-        web?.onCourseChange = { preset, startType in storage.changeCourse(RunContext(preset: preset, startType: startType)) }
         let skew = peers.clockSkew(now: now, log: peerLog)
         ntp = NTPServer.start(port: peers.ntpPort, skew: skew, now: now, log: peerLog)
         link = peers.start(settings: peerSettings, skew: skew, stateDirectory: stateDirectory, now: now, log: peerLog)
+        let link = link
+        web?.onCourseChange = { preset, startType, now in
+            storage.changeCourse(RunContext(preset: preset, startType: startType))
+            link?.setStartType(startType, now: now)
+        }
         if let ntp { add(ntp.fileDescriptor, "NTP server", to: epoll) }
         if let link {
             add(link.fileDescriptor, "race link", to: epoll)
@@ -66,7 +70,10 @@ final class GateServices {
         on loop: inout GateLoop<C, L, S>, console: @escaping (LoopEvent) -> Void) {
         let link = link, web = web, storage = storage
         loop.observer = { event in
-            if let link, case let .crossing(c) = event { link.noteCrossing(c) }
+            if let link {
+                if case let .crossing(c) = event { link.noteCrossing(c) }
+                if case let .action(a, _) = event { link.noteEngine(a) }
+            }
             web?.observe(event)
             storage.observe(event)
             console(event)
@@ -77,7 +84,26 @@ final class GateServices {
     func beforeFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         web?.applyCommands(to: &loop, now: now)
-        link?.service(now: now, web: web)
+        guard let link else { return }
+        link.service(now: now, web: web)
+        for r in link.takeEngineRequests() {
+            switch r {
+            case let .arm(type):
+                if loop.engine.config.startType != type {
+                    var cfg = loop.engine.config
+                    cfg.startType = type
+                    var actions: [EngineAction] = []
+                    loop.engine.reconfigure(cfg, now: now, into: &actions)
+                    for a in actions { if case let .output(role, on) = a { try? loop.lines.set(role, on) } }
+                    web?.publishConfig(cfg)
+                    storage.changeCourse(RunContext(preset: web?.preset, startType: type))
+                    log.notice("race set the start type to \(type.rawValue)")
+                }
+                loop.command(.arm, now: now)
+            case .falseStartElsewhere:
+                loop.command(.falseStartElsewhere, now: now)
+            }
+        }
     }
 
     /// Steps 4 and 5: NTP requests, then the page's status when it is due. `camera` and

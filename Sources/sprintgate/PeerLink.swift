@@ -2,6 +2,7 @@
 // The multi-gate race link: authenticated UDP between gates, driving RaceSession on the epoll loop.
 
 import ClockSync
+import Engine
 import Foundation
 import GateCore
 import LinuxHardware
@@ -121,6 +122,7 @@ final class PeerLink {
     /// performs what they ask. `now` is the iteration's timestamp (local CLOCK_MONOTONIC).
     func service(now: MonotonicInstant, web: WebGate?) {
         let peer = peerNow(now)
+        if !pendingStarts.isEmpty { handOnStarts(now: now) }
         if !pendingCrossings.isEmpty {
             for c in pendingCrossings { localCrossing(c, now: now) }
             pendingCrossings.removeAll(keepingCapacity: true)
@@ -153,9 +155,99 @@ final class PeerLink {
     /// Crossings from the loop's observer, handed to the session at the next `service`
     /// with that iteration's timestamp.
     private var pendingCrossings: [Crossing] = []
+    /// Starts and false starts of this gate's engine, handed on like crossings.
+    private var pendingStarts: [EngineAction] = []
 
     /// Called from the GateLoop observer: a crossing of this gate's detector.
     func noteCrossing(_ c: Crossing) { pendingCrossings.append(c) }
+
+    /// Called from the GateLoop observer: the engine started the clock (or refined the
+    /// start) or saw a false start. The session passes it on only at the start gate.
+    func noteEngine(_ a: EngineAction) {
+        switch a {
+        case .started, .startCorrected, .falseStart: pendingStarts.append(a)
+        default: break
+        }
+    }
+
+    /// What the race asks of this gate's engine, taken by `GateServices` each iteration.
+    enum EngineRequest: Equatable {
+        /// Arm for the next run with this start type (the start gate: the race's type).
+        case arm(StartType)
+        /// Another gate's false start voided the run: say so here.
+        case falseStartElsewhere
+    }
+    private(set) var engineRequests: [EngineRequest] = []
+    func takeEngineRequests() -> [EngineRequest] {
+        defer { engineRequests.removeAll(keepingCapacity: true) }
+        return engineRequests
+    }
+
+    /// One sigma of a start instant by how it was taken. Why: a button edge carries the
+    /// kernel's timestamp (BENCHMARKS: read within 0.7 ms, stamped at the interrupt); a
+    /// sound's first estimate is `play()`'s (mean 2 ms late, at most 3.6 ms), its
+    /// refinement within 0.2 ms; an in-frame start is the frame the athlete left in,
+    /// a third of a 60 fps frame interval.
+    static func startUncertainty(_ type: StartType, refined: Bool) -> Span {
+        switch type {
+        case .buttonRelease: return .microseconds(100)
+        case .countdown, .voice: return refined ? .microseconds(200) : .milliseconds(2)
+        case .inFrame: return .milliseconds(5)
+        case .flying: return .milliseconds(1)
+        }
+    }
+
+    /// The race's start type as the engine names it, and back.
+    static func engineStartType(_ t: RaceStartType) -> StartType {
+        switch t {
+        case .flying: return .flying
+        case .buttonRelease: return .buttonRelease
+        case .countdown: return .countdown
+        case .voice: return .voice
+        case .inFrame: return .inFrame
+        }
+    }
+    static func raceStartType(_ t: StartType) -> RaceStartType {
+        switch t {
+        case .flying: return .flying
+        case .buttonRelease: return .buttonRelease
+        case .countdown: return .countdown
+        case .voice: return .voice
+        case .inFrame: return .inFrame
+        }
+    }
+
+    /// Host: the page changed the start type; the next runs use it on every gate.
+    func setStartType(_ t: StartType, now: MonotonicInstant) {
+        guard race.kind == .host else { return }
+        do {
+            try race.setStartType(Self.raceStartType(t), now: peerNow(now), into: &actions)
+            log.notice("race start type: \(t.rawValue)")
+        } catch {
+            log.warning("race start type \(t.rawValue) not taken: \(error.description)")
+        }
+        perform(now: now)
+    }
+
+    private func handOnStarts(now: MonotonicInstant) {
+        for a in pendingStarts {
+            switch a {
+            case let .started(at, by):
+                race.localStart(startMono: peerNow(at), uncertainty: Self.startUncertainty(by, refined: false),
+                                now: peerNow(now), into: &actions)
+            case let .startCorrected(at):
+                race.localStart(startMono: peerNow(at), uncertainty: Self.startUncertainty(.voice, refined: true),
+                                now: peerNow(now), into: &actions)
+            case let .falseStart(reason, at):
+                race.localFalseStart(reason == .buttonReleased ? .buttonReleased : .movement, atMono: peerNow(at),
+                                     now: peerNow(now), into: &actions)
+            default:
+                break
+            }
+        }
+        pendingStarts.removeAll(keepingCapacity: true)
+        perform(now: now)
+    }
 
     /// A crossing of this gate's detector at local instant `c.time`.
     private func localCrossing(_ c: Crossing, now: MonotonicInstant) {
@@ -227,6 +319,18 @@ final class PeerLink {
                 log.notice("race gate \(rejoin ? "rejoined" : "joined"): \(g.rawValue)")
             case let .assigned(a):
                 log.notice("race role: \(a.role) index \(a.gateIndex) at \(a.distanceFromStartMetres) m")
+                // The start gate arms with the race's start type when it takes the role.
+                if a.role == .start, race.phase == .waitingForCrossing {
+                    engineRequests.append(.arm(Self.engineStartType(race.configuration.startType)))
+                }
+            case let .runArmed(run, type):
+                log.notice("race run \(run) armed, \(Self.engineStartType(type).rawValue) start")
+                if race.role == .start { engineRequests.append(.arm(Self.engineStartType(type))) }
+            case let .started(start, type):
+                log.notice("race start run=\(start.runID) gate=\(start.gate.rawValue) type=\(Self.engineStartType(type).rawValue) time_net_ns=\(start.timeNet.nanoseconds) det_unc_ns=\(start.detectorUncertainty.nanoseconds) sync_unc_ns=\(start.syncUncertainty.nanoseconds)")
+            case let .falseStart(gate, run, reason):
+                log.notice("race false start run=\(run) gate=\(gate.rawValue) reason=\(reason == .buttonReleased ? "button released early" : "movement after Set")")
+                if gate != race.me { engineRequests.append(.falseStartElsewhere) }
             }
         }
         actions.removeAll(keepingCapacity: true)
@@ -243,7 +347,8 @@ final class PeerLink {
             if let start = race.runStart {
                 // The start crossing is on the network timeline (this host's peer clock).
                 let localStart = now - peerNow(now).since(MonotonicInstant(nanoseconds: start.timeNet.nanoseconds))
-                if let run = RaceResults.storedRun(runID: race.runID, splits: splits, gateCount: race.gates.count,
+                if let run = RaceResults.storedRun(runID: race.runID, startType: Self.engineStartType(race.runStartType ?? .flying),
+                                                   splits: splits, gateCount: race.gates.count,
                                                    localStart: localStart, wallStartMs: StoreEvents.wallMs(of: localStart)) {
                     racesStored += 1
                     onRaceFinished?(run)

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // A finished multi-gate race as a stored run: splits, segment speeds, sync uncertainty.
 
+import Engine
 import Foundation
 import GateCore
 import Race
 import SQLiteStore
 
 enum RaceResults {
-    /// The run the host stores when a race finishes: started by the start gate's crossing
-    /// (a flying start over the course), one split per later gate in course order, the
-    /// total to the last gate reached. Nil when no gate after the start was crossed.
+    /// The run the host stores when a race finishes: started the way `startType` says (the
+    /// start gate's crossing, button, sound or in-frame exit), one split per later gate in
+    /// course order, the total to the last gate reached. Nil when no gate after the start
+    /// was crossed.
     ///
     /// A gate whose first crossing came before an earlier gate's (someone walked through
     /// it, or the distances are set wrong) is not a split: its time would make a negative
@@ -19,7 +21,7 @@ enum RaceResults {
     /// - Parameters:
     ///   - localStart: the start crossing on this gate's CLOCK_MONOTONIC.
     ///   - wallStartMs: the same instant on the wall clock (display only).
-    static func storedRun(runID: UInt32, splits: [RaceSplit], gateCount: Int, localStart: MonotonicInstant,
+    static func storedRun(runID: UInt32, startType: StartType, splits: [RaceSplit], gateCount: Int, localStart: MonotonicInstant,
                           wallStartMs: Int64) -> StoredRun? {
         var stored: [StoredSplit] = []
         var notes = ["race run \(runID)"]
@@ -40,7 +42,7 @@ enum RaceResults {
             previousDistance = s.distanceMetres
         }
         guard let last = stored.last else { return nil }
-        return StoredRun(startType: "flying", distance: last.distance, wallStartMs: wallStartMs,
+        return StoredRun(startType: startType.rawValue, distance: last.distance, wallStartMs: wallStartMs,
                          startMonoNs: localStart.nanoseconds, totalNs: last.timeNs, gateCount: gateCount,
                          splits: stored, notes: notes.joined(separator: "; "))
     }

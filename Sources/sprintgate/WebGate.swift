@@ -171,7 +171,7 @@ final class WebGate: @unchecked Sendable {
     /// Receives the course (preset and start type) after the page changed it, on the loop
     /// thread; set by `GateServices` so that storage records the runs after the change
     /// with it.
-    var onCourseChange: ((Preset?, StartType) -> Void)?
+    var onCourseChange: ((Preset?, StartType, MonotonicInstant) -> Void)?
 
     /// Applies the page's queued commands to the loop at `now` (loop thread).
     func applyCommands<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
@@ -187,7 +187,7 @@ final class WebGate: @unchecked Sendable {
                 guard let t = StartType(rawValue: id) else { continue }
                 var cfg = loop.engine.config
                 cfg.startType = t
-                if reconfigure(&loop, cfg, now: now, what: "start type \(id)") { onCourseChange?(preset, t) }
+                if reconfigure(&loop, cfg, now: now, what: "start type \(id)") { onCourseChange?(preset, t, now) }
             case let .setPreset(id):
                 guard let p = Preset.named(id) else { continue }
                 var cfg = loop.engine.config
@@ -196,7 +196,7 @@ final class WebGate: @unchecked Sendable {
                 // The preset is published with the new configuration; a refused change keeps the old one.
                 let previous = preset
                 preset = p
-                if reconfigure(&loop, cfg, now: now, what: "preset \(id)") { onCourseChange?(p, p.startType) } else { preset = previous }
+                if reconfigure(&loop, cfg, now: now, what: "preset \(id)") { onCourseChange?(p, p.startType, now) } else { preset = previous }
             }
         }
     }

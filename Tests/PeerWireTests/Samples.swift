@@ -26,6 +26,7 @@ let sampleMessages: [Message] = [
     .crossingAck(CrossingAck(gate: GateID(3), crossingID: 41)),
     .startEvent(StartEvent(runID: 7, startMono: MonotonicInstant(nanoseconds: 55_000_000_000), uncertainty: .zero,
                            startType: .buttonRelease)),
+    .falseStart(FalseStart(runID: 7, reason: .movement, atMono: MonotonicInstant(nanoseconds: 54_900_000_000))),
     .gateStatus(GateStatusReport(readiness: [.armed, .clear], camera: .streaming, framesPerSecond: 119.88)),
     .gateStatus(GateStatusReport(readiness: .all, camera: .absent, framesPerSecond: 0)),
     .pauseDetection,
