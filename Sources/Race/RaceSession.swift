@@ -61,7 +61,7 @@ public struct RaceSession: Sendable {
     private var nextAnnounce = MonotonicInstant(nanoseconds: .min)
     private var nextAssignmentRepeat = MonotonicInstant(nanoseconds: .min)
     /// Gate: the newest run the host armed, and the newest false start it relayed.
-    private var armedRun: UInt32 = 0
+    private var armedRun: (runID: UInt32, startType: RaceStartType) = (0, .flying)
     private var relayedFalseStart: UInt32 = 0
     /// Gate: runs this gate reported a false start of (their echoes are acknowledgements).
     private var reportedFalseStarts: Set<UInt32> = []
@@ -137,6 +137,10 @@ public struct RaceSession: Sendable {
         }
         runStart = nil
         runStartType = nil
+        if let p = pendingStartType {
+            pendingStartType = nil
+            applyStartType(p, &actions)
+        }
         for g in gates where g.id != me {
             sendReliably(.startTiming(StartTiming(runID: runID, startType: configuration.startType)), to: g.id, now: now, &actions)
         }
@@ -145,19 +149,30 @@ public struct RaceSession: Sendable {
     }
 
     /// Host: how the next runs start. Sent to every gate at once (`startTypeChange`) and
-    /// with every `startTiming`; a run armed but not started is armed again with it.
-    /// Refused while a run is running.
+    /// with every `startTiming`; a run armed but not started is armed again with it. While
+    /// a run is running it waits for the next run (`pendingStartType`).
     public mutating func setStartType(_ type: RaceStartType, now: MonotonicInstant, into actions: inout [RaceAction]) throws(RaceError) {
         guard kind == .host else { throw .notHost }
-        guard phase != .running else { throw .runInProgress }
-        guard type != configuration.startType else { return }
-        configuration.startType = type
-        for g in gates where g.id != me && g.joined {
-            actions.append(.send(envelope(.startTypeChange(StartTypeChange(startType: type))), to: g.id))
+        guard phase != .running else {
+            pendingStartType = type == configuration.startType ? nil : type
+            return
         }
+        pendingStartType = nil
+        guard type != configuration.startType else { return }
+        applyStartType(type, &actions)
         if phase == .waitingForCrossing {
             runID &-= 1  // Armed again as the same run.
             try armRun(now: now, into: &actions)
+        }
+    }
+
+    /// Host: a start type chosen while a run was running, for the next run.
+    public private(set) var pendingStartType: RaceStartType?
+
+    private mutating func applyStartType(_ type: RaceStartType, _ actions: inout [RaceAction]) {
+        configuration.startType = type
+        for g in gates where g.id != me && g.joined {
+            actions.append(.send(envelope(.startTypeChange(StartTypeChange(startType: type))), to: g.id))
         }
     }
 
@@ -169,12 +184,14 @@ public struct RaceSession: Sendable {
     /// The start gate's engine started the run's clock at local instant `startMono` (a
     /// button release, a sound's onset, the athlete leaving the frame), with one sigma
     /// `uncertainty`; again with a better instant when it refines it. Ignored unless this
-    /// is the start gate and the start type is not flying (a flying start is a crossing).
-    /// A gate sends it to the host until acknowledged.
-    public mutating func localStart(startMono: MonotonicInstant, uncertainty: Span, now: MonotonicInstant,
-                                    into actions: inout [RaceAction]) {
-        guard role == .start, configuration.startType != .flying else { return }
-        let event = StartEvent(runID: runID, startMono: startMono, uncertainty: uncertainty, startType: configuration.startType)
+    /// is the start gate and `startType` (how the engine started) is not flying (a flying
+    /// start is a crossing). A gate sends it to the host until acknowledged; the host takes
+    /// it only when the run was armed with that start type (an engine that started a
+    /// countdown just before the coach chose a voice start does not start a voice run).
+    public mutating func localStart(startMono: MonotonicInstant, uncertainty: Span, startType: RaceStartType,
+                                    now: MonotonicInstant, into actions: inout [RaceAction]) {
+        guard role == .start, startType != .flying else { return }
+        let event = StartEvent(runID: runID, startMono: startMono, uncertainty: uncertainty, startType: startType)
         switch kind {
         case .host:
             takeStart(event, gate: me, bootEpoch: bootEpoch, now: now, &actions)
@@ -374,7 +391,7 @@ public struct RaceSession: Sendable {
     private mutating func takeStart(_ ev: StartEvent, gate: GateID, bootEpoch: UInt32, now: MonotonicInstant,
                                     _ actions: inout [RaceAction]) {
         guard let g = gates.first(where: { $0.id == gate }), g.role == .start, g.bootEpoch == bootEpoch,
-              ev.runID == runID, ev.startType != .flying else { return }
+              ev.runID == runID, ev.startType != .flying, ev.startType == configuration.startType else { return }
         // A refinement of the start already taken moves it; any other start of a running
         // run (a second press) is ignored.
         switch phase {
@@ -585,11 +602,12 @@ public struct RaceSession: Sendable {
             actions.append(.send(envelope(.crossingAck(CrossingAck(gate: me, crossingID: 0))), to: e.sender))
             if s.runID >= runID {
                 runID = s.runID
-                let changed = s.startType != configuration.startType
                 configuration.startType = s.startType
                 setPhase(.waitingForCrossing, &actions)
-                if s.runID > armedRun || changed {
-                    armedRun = s.runID
+                // Why the pair: a run armed again with a new start type is armed anew, even
+                // when `startTypeChange` brought the type first.
+                if s.runID > armedRun.runID || s.startType != armedRun.startType {
+                    armedRun = (s.runID, s.startType)
                     actions.append(.runArmed(runID: s.runID, startType: s.startType))
                 }
             }
@@ -654,7 +672,6 @@ public enum RaceError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownGate(GateID)
     case badDistance(Double)
     case notReady(RacePhase)
-    case runInProgress
 
     public var description: String {
         switch self {
@@ -662,7 +679,6 @@ public enum RaceError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .unknownGate(g): return "\(g) is not in the session"
         case let .badDistance(d): return "distance \(d) m is outside 0...100000 m"
         case let .notReady(p): return "cannot arm a run while \(p) (every gate must be synced)"
-        case .runInProgress: return "a run is in progress; change it after the finish"
         }
     }
 }

@@ -76,7 +76,7 @@ public struct RaceSimulation: Sendable {
     private var rng: SplitMix64
     private var pendingCrossings: [(gate: Int, trueTime: Int64)] = []
     private enum StartInput: Sendable { case start, falseStart(FalseStartCause) }
-    private var pendingStarts: [(gate: Int, trueTime: Int64, what: StartInput)] = []
+    private var pendingStarts: [(gate: Int, trueTime: Int64, what: StartInput, type: RaceStartType?)] = []
     private var actions: [RaceAction] = []
 
     /// Gate 0 is the host. `clocks` gives each gate's (offset ns, ppm).
@@ -132,13 +132,14 @@ public struct RaceSimulation: Sendable {
 
     /// Gate `i`'s engine starts the clock at true time `trueTime` (a button release, a
     /// sound's onset), handed to its session at the next wake-up with a 100 µs sigma.
-    public mutating func start(atGate i: Int, trueTime: Int64) {
-        pendingStarts.append((i, trueTime, .start))
+    /// `type`: how the engine started; nil: the start type the gate's session holds.
+    public mutating func start(atGate i: Int, trueTime: Int64, type: RaceStartType? = nil) {
+        pendingStarts.append((i, trueTime, .start, type))
     }
 
     /// Gate `i`'s engine sees a false start at true time `trueTime`.
     public mutating func falseStart(atGate i: Int, trueTime: Int64, reason: FalseStartCause = .movement) {
-        pendingStarts.append((i, trueTime, .falseStart(reason)))
+        pendingStarts.append((i, trueTime, .falseStart(reason), nil))
     }
 
     /// Host command: the start type of the next runs.
@@ -264,8 +265,9 @@ public struct RaceSimulation: Sendable {
             guard gates[p.gate].running else { continue }
             switch p.what {
             case .start:
+                let session = gates[p.gate].session
                 gates[p.gate].session.localStart(startMono: local(p.gate, at: p.trueTime), uncertainty: .microseconds(100),
-                                                 now: local(p.gate), into: &actions)
+                                                 startType: p.type ?? session.configuration.startType, now: local(p.gate), into: &actions)
             case let .falseStart(reason):
                 gates[p.gate].session.localFalseStart(reason, atMono: local(p.gate, at: p.trueTime), now: local(p.gate),
                                                       into: &actions)

@@ -229,7 +229,9 @@ public struct WebServer: Sendable {
             guard let role = body["role"] as? String, peerRoles.contains(role) else {
                 throw APIError.invalid("role", "one of \(peerRoles.joined(separator: ", "))")
             }
-            guard let number = body["distance"] as? NSNumber, !(body["distance"] is Bool) else {
+            // Why objCType: Foundation bridges 0 and 1 to Bool too; only JSON true and false
+            // are booleans ("c").
+            guard let number = body["distance"] as? NSNumber, String(cString: number.objCType) != "c" else {
                 throw APIError.invalid("distance", "metres from the start line, a number")
             }
             let distance = number.doubleValue

@@ -44,6 +44,12 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds (with --web); runs until stopped by default.")
     var seconds: Double?
 
+    @Option(help: "Pause between \"On your marks\" and \"Set\" of a voice start, seconds (3...20; default 8 to 12 at random).")
+    var marksPause: Double?
+
+    @Option(help: "Pause between \"Set\" and the start sound of a voice start, seconds (0.5...5; default 1.5 to 2.3 at random).")
+    var setPause: Double?
+
     @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
 
@@ -125,6 +131,9 @@ extension DemoCommand {
         let preset = Preset.named("flying-30m")
         var config = EngineConfig()
         config.startType = .flying
+        if let m = marksPause { config.marksPause = m...m }
+        if let p = setPause { config.setPause = p...p }
+        if let problem = config.validate() { fail(problem) }
         // Results and photo finishes go to the SQLite store under --state-dir, as on a gate.
         let storage = GateStorage.start(stateDirectory: stateDir, demoPreset: preset, log: log)
         let web: WebGate

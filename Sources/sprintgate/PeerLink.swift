@@ -222,22 +222,34 @@ final class PeerLink {
         guard race.kind == .host else { return }
         do {
             try race.setStartType(Self.raceStartType(t), now: peerNow(now), into: &actions)
-            log.notice("race start type: \(t.rawValue)")
+            log.notice(race.pendingStartType == nil ? "race start type: \(t.rawValue)"
+                                                    : "race start type: \(t.rawValue) from the next run (a run is running)")
         } catch {
             log.warning("race start type \(t.rawValue) not taken: \(error.description)")
         }
         perform(now: now)
     }
 
+    /// How the engine started its last run (a refinement carries no start type).
+    private var lastStartType = StartType.flying
+
+    private func logLocalStart(_ at: MonotonicInstant, _ how: String) {
+        guard race.role == .start, race.configuration.startType != .flying else { return }
+        log.info("local start gate=\(race.me.rawValue) boot=\(race.bootEpoch) run=\(race.runID) mono_ns=\(at.nanoseconds) peer_ns=\(peerNow(at).nanoseconds) how=\(how)")
+    }
+
     private func handOnStarts(now: MonotonicInstant) {
         for a in pendingStarts {
             switch a {
             case let .started(at, by):
+                lastStartType = by
+                logLocalStart(at, by.rawValue)
                 race.localStart(startMono: peerNow(at), uncertainty: Self.startUncertainty(by, refined: false),
-                                now: peerNow(now), into: &actions)
+                                startType: Self.raceStartType(by), now: peerNow(now), into: &actions)
             case let .startCorrected(at):
-                race.localStart(startMono: peerNow(at), uncertainty: Self.startUncertainty(.voice, refined: true),
-                                now: peerNow(now), into: &actions)
+                logLocalStart(at, "refined")
+                race.localStart(startMono: peerNow(at), uncertainty: Self.startUncertainty(lastStartType, refined: true),
+                                startType: Self.raceStartType(lastStartType), now: peerNow(now), into: &actions)
             case let .falseStart(reason, at):
                 race.localFalseStart(reason == .buttonReleased ? .buttonReleased : .movement, atMono: peerNow(at),
                                      now: peerNow(now), into: &actions)
@@ -327,7 +339,7 @@ final class PeerLink {
                 log.notice("race run \(run) armed, \(Self.engineStartType(type).rawValue) start")
                 if race.role == .start { engineRequests.append(.arm(Self.engineStartType(type))) }
             case let .started(start, type):
-                log.notice("race start run=\(start.runID) gate=\(start.gate.rawValue) type=\(Self.engineStartType(type).rawValue) time_net_ns=\(start.timeNet.nanoseconds) det_unc_ns=\(start.detectorUncertainty.nanoseconds) sync_unc_ns=\(start.syncUncertainty.nanoseconds)")
+                log.notice("race start run=\(start.runID) gate=\(start.gate.rawValue) boot=\(start.bootEpoch) type=\(Self.engineStartType(type).rawValue) time_net_ns=\(start.timeNet.nanoseconds) det_unc_ns=\(start.detectorUncertainty.nanoseconds) sync_unc_ns=\(start.syncUncertainty.nanoseconds) sync_max_ns=\(start.syncMaxError.nanoseconds)")
             case let .falseStart(gate, run, reason):
                 log.notice("race false start run=\(run) gate=\(gate.rawValue) reason=\(reason == .buttonReleased ? "button released early" : "movement after Set")")
                 if gate != race.me { engineRequests.append(.falseStartElsewhere) }
@@ -424,7 +436,13 @@ final class PeerLink {
         let peer = peerNow(now)
         switch race.kind {
         case .host:
-            return race.gates.filter { $0.id != race.me }.map { g in
+            // The host's own row first: the coach moves the host along the course too.
+            let me = race.gates.first { $0.id == race.me }.map { g in
+                LiveSnapshot.PeerView(name: "gate \(g.id.rawValue) (this gate, host)", role: "\(g.role)", state: "host",
+                                      offsetMicroseconds: 0, uncertaintyMicroseconds: 0, lastSeenSecondsAgo: 0,
+                                      gateID: g.id.rawValue, distanceMetres: g.distanceMetres)
+            }
+            return (me.map { [$0] } ?? []) + race.gates.filter { $0.id != race.me }.map { g in
                 let o = g.clock.offset(at: peer)
                 let silent = peer.since(g.lastHeard)
                 let state = !g.joined ? "joining" : (silent > race.configuration.peerTimeout ? "lost" : "\(g.clock.state(at: peer))")

@@ -153,9 +153,10 @@ import Testing
     }
 
     /// The coach changes the start type on the host: every gate takes it at once, the
-    /// armed run is armed again with it, and a running run refuses it.
-    @Test func aStartTypeChangeReachesEveryGate() throws {
-        var sim = try Self.course(.flying, link: SimulatedLink(loss: 0.10))
+    /// armed run is armed again with it; chosen during a run, it starts the next.
+    @Test(arguments: [0.0, 0.10])
+    func aStartTypeChangeReachesEveryGate(loss: Double) throws {
+        var sim = try Self.course(.flying, link: SimulatedLink(loss: loss))
         try sim.armRun()
         sim.run(until: 17 * Self.s)
         let run = sim.gates[0].session.runID
@@ -164,9 +165,24 @@ import Testing
         #expect(sim.gates.allSatisfy { $0.session.configuration.startType == .buttonRelease })
         #expect(sim.gates[0].session.runID == run)
         #expect(sim.armedRuns[1].suffix(2) == [run, run])  // armed again, same run, new type
+        // A countdown the start gate's engine began before the change does not start a
+        // button-release run.
+        sim.start(atGate: 1, trueTime: 19 * Self.s + 50_000_000, type: .countdown)
+        sim.run(until: 19 * Self.s + 90_000_000)
+        #expect(sim.gates[0].session.phase == .waitingForCrossing)
         sim.start(atGate: 1, trueTime: 19 * Self.s + 100_000_000)
         sim.run(until: 20 * Self.s)
         #expect(sim.gates[0].session.phase == .running)
-        #expect(throws: RaceError.runInProgress) { try sim.setStartType(.voice) }
+        // Chosen while running: the next run has it, this one keeps its own.
+        try sim.setStartType(.voice)
+        #expect(sim.gates[0].session.configuration.startType == .buttonRelease)
+        #expect(sim.gates[0].session.pendingStartType == .voice)
+        sim.crossing(atGate: 2, trueTime: 23 * Self.s)
+        sim.run(until: 24 * Self.s)
+        #expect(sim.gates[0].session.phase == .finished && sim.gates[0].session.runStartType == .buttonRelease)
+        try sim.armRun()
+        sim.run(until: 26 * Self.s)
+        #expect(sim.gates.allSatisfy { $0.session.configuration.startType == .voice })
+        #expect(sim.armedRuns[1].last == run + 1)
     }
 }

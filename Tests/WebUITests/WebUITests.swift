@@ -162,12 +162,20 @@ import Testing
             try await client.execute(uri: "/api/peers/11", method: .put, headers: pinHeader, body: body(#"{"role":"finish","distance":30}"#)) { r in
                 #expect(r.status == .accepted)
             }
+            // The start line itself, and one metre: numbers, not booleans.
+            for d in ["0", "1", "0.0"] {
+                try await client.execute(uri: "/api/peers/11", method: .put, headers: pinHeader,
+                                         body: body(#"{"role":"start","distance":"# + d + "}")) { r in
+                    #expect(r.status == .accepted, "distance \(d)")
+                }
+            }
             f.bridge.snapshot.update { $0.phase = "running" }
             try await client.execute(uri: "/api/peers/11", method: .put, headers: pinHeader, body: body(#"{"role":"lap","distance":10}"#)) { r in
                 #expect(r.status == .conflict)
             }
         }
         #expect(f.bridge.commands.pop() == .assignPeer(gate: 11, role: "finish", distanceMetres: 30))
+        for d in [0.0, 1, 0] { #expect(f.bridge.commands.pop() == .assignPeer(gate: 11, role: "start", distanceMetres: d)) }
         #expect(f.bridge.commands.pop() == nil)
     }
 
