@@ -74,7 +74,7 @@ public struct RaceSimulation: Sendable {
     private var inFlight: [InFlight] = []
     private var order: UInt64 = 0
     private var rng: SplitMix64
-    private var pendingCrossings: [(gate: Int, trueTime: Int64)] = []
+    private var pendingCrossings: [(gate: Int, trueTime: Int64, uncertainty: Span)] = []
     private enum StartInput: Sendable { case start, falseStart(FalseStartCause) }
     private var pendingStarts: [(gate: Int, trueTime: Int64, what: StartInput, type: RaceStartType?)] = []
     private var actions: [RaceAction] = []
@@ -126,8 +126,9 @@ public struct RaceSimulation: Sendable {
 
     /// An athlete crosses gate `i` at true time `trueTime` (seen by its detector then,
     /// reported at the next wake-up).
-    public mutating func crossing(atGate i: Int, trueTime: Int64) {
-        pendingCrossings.append((i, trueTime))
+    /// `uncertainty`: the detector's one sigma reported with it.
+    public mutating func crossing(atGate i: Int, trueTime: Int64, uncertainty: Span = .microseconds(500)) {
+        pendingCrossings.append((i, trueTime, uncertainty))
     }
 
     /// Gate `i`'s engine starts the clock at true time `trueTime` (a button release, a
@@ -244,7 +245,7 @@ public struct RaceSimulation: Sendable {
             if c.trueTime <= now {
                 pendingCrossings.remove(at: k)
                 guard gates[c.gate].running else { continue }
-                gates[c.gate].session.localCrossing(timeMono: local(c.gate, at: c.trueTime), uncertainty: .microseconds(500),
+                gates[c.gate].session.localCrossing(timeMono: local(c.gate, at: c.trueTime), uncertainty: c.uncertainty,
                                                     direction: .leftToRight, now: local(c.gate), into: &actions)
                 perform(from: c.gate)
             } else {

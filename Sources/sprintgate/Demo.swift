@@ -14,11 +14,17 @@ import WebUI
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run the gate on the built-in demo clip (two sprinters, 120 fps) and print what it does.",
+        abstract: "Time a two-gate session on built-in clips and print it; or serve one gate's page (--web).",
         discussion: """
-            The clip is rendered from its scene description, so it ships inside the binary. \
-            The gate is armed for a flying start: the first runner's crossing starts the clock \
-            and the second's stops it. LEDs and buzzer are simulated and printed.
+            A start gate and a finish gate 30 m apart, each with its own camera clip (the \
+            sprint scene at 120 fps, rendered from its scene description, so it ships inside \
+            the binary) and its own clock (the finish gate's 2.7 s ahead and 35 ppm fast), talk \
+            over a simulated Wi-Fi link with jitter and loss in virtual time: the clocks sync, \
+            a flying 30 m and a button-release 30 m are timed, each printed with its 95 % bound, \
+            speed and the true time. Exits 1 when a run is not timed or misses its bound. \
+            With --gate-loop it then runs one gate's loop on the two-runners clip (two athletes \
+            0.45 s apart: a flying start takes the first, the second stops the clock) and \
+            prints its crossings, LEDs and buzzer.
 
             With --web PORT the demo runs in real time instead, replaying the clip over and \
             over, and serves the gate's web page and live board on that port (the PIN is \
@@ -28,6 +34,9 @@ struct DemoCommand: ParsableCommand {
 
     @Flag(help: "Only the crossings, one JSON object per line.")
     var json = false
+
+    @Flag(help: "After the two-gate session, also run one gate's loop on the two-runners clip and print its LEDs.")
+    var gateLoop = false
 
     @Option(help: "Serve the web page on this port and run in real time, looping the clip.")
     var web: Int?
@@ -66,6 +75,11 @@ struct DemoCommand: ParsableCommand {
             for c in replayScene(spec) { print(c.json) }
             return
         }
+        if !DemoRace.run() { throw ExitCode(1) }
+        if !gateLoop { return }
+        print("One gate's loop on the two-runners clip (two athletes 0.45 s apart: the first starts")
+        print("a flying start's clock, the second stops it), with its LEDs and buzzer:")
+        print("")
         var camera = ReplayFrameSource(spec: spec, start: MonotonicInstant(nanoseconds: 0))
         do { try camera.open() } catch { fail(error.description) }
         let detector = PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height)
