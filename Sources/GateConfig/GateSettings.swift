@@ -144,13 +144,14 @@ public struct GateSettings: Sendable {
 /// ```toml
 /// [peers]
 /// pairing_code = "TRACK-2024"   # the same on every gate of the group
-/// role = "gate"                 # "host" (keeps the results) or "gate"
+/// role = "gate"                 # "host" (keeps the results), "gate", or "auto" (the gates
+///                                # set to auto elect a host: the lowest gate id)
 /// port = 47210                  # UDP port, the same on every gate
 /// host = "192.168.4.1"          # gate only, optional: the host's address when
 ///                               # broadcast discovery cannot reach it
 /// ```
 public struct PeerSettings: Sendable, Hashable {
-    public enum Role: String, Sendable, Hashable, CaseIterable { case host, gate }
+    public enum Role: String, Sendable, Hashable, CaseIterable { case host, gate, auto }
     /// Normalised later by the key derivation; checked here for length and characters.
     public var pairingCode: String
     public var role: Role
@@ -185,11 +186,11 @@ public struct PeerSettings: Sendable, Hashable {
             throw t.error(.outOfRange, "pairing_code", "has \(significant) letters or digits; expected \(Self.codeLength.lowerBound)...\(Self.codeLength.upperBound)")
         }
         pairingCode = code
-        guard let roleText = try t.string("role", "host or gate") else {
-            throw t.error(.missingKey, "role", "missing; expected host or gate")
+        guard let roleText = try t.string("role", "host, gate or auto") else {
+            throw t.error(.missingKey, "role", "missing; expected host, gate or auto")
         }
         guard let role = Role(rawValue: roleText) else {
-            throw t.error(.notOneOf, "role", "\"\(roleText)\" is not one of host, gate")
+            throw t.error(.notOneOf, "role", "\"\(roleText)\" is not one of host, gate, auto")
         }
         self.role = role
         port = UInt16(try t.optionalInt("port", in: 1...65535) ?? Int(Self.defaultPort))
@@ -199,7 +200,7 @@ public struct PeerSettings: Sendable, Hashable {
             guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else {
                 throw t.error(.invalidValue, "host", "\"\(h)\" is not an IPv4 address like 192.168.4.1")
             }
-            guard role == .gate else { throw t.error(.invalidValue, "host", "only a gate names its host (role is host)") }
+            guard role != .host else { throw t.error(.invalidValue, "host", "only a gate names its host (role is host)") }
         }
     }
 }

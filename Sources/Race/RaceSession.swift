@@ -21,7 +21,10 @@ public import PeerWire
 public struct RaceSession: Sendable {
     public enum Kind: Sendable, Hashable { case host, gate }
 
-    public let kind: Kind
+    /// Host or gate; a gate configured `auto` becomes the host when it wins an election.
+    public private(set) var kind: Kind
+    /// Configured `auto`: takes part in host elections (lowest gate id wins).
+    public let electable: Bool
     public let me: GateID
     public let bootEpoch: UInt32
     public private(set) var configuration: RaceConfiguration
@@ -60,6 +63,23 @@ public struct RaceSession: Sendable {
     private var outbox: [Pending] = []
     private var nextAnnounce = MonotonicInstant(nanoseconds: .min)
     private var nextAssignmentRepeat = MonotonicInstant(nanoseconds: .min)
+    /// Auto gates: the gates heard announcing (id → when), and when this gate may take the
+    /// host role if no host has offered it a session by then.
+    private var announcers: [GateID: MonotonicInstant] = [:]
+    private var electionAt = MonotonicInstant(nanoseconds: .max)
+    /// Gate: when the host was last heard from.
+    private var hostHeard = MonotonicInstant(nanoseconds: .min)
+    /// Both: what this gate reported of the current run (its crossings, its start), to
+    /// report again to a host that replaced a lost one.
+    private var runLog: [CrossingEvent] = []
+    private var runStartLog: StartEvent?
+    /// Gate: the host of the session before the current one.
+    private var previousHost: GateID?
+    /// Host elected mid-run: the next `armRun` arms the same run and takes this gate's own
+    /// reports of it.
+    private var resuming = false
+    /// Hosts elected in this life (tests and logs).
+    public private(set) var elections = 0
     /// Gate: the newest run the host armed, and the newest false start it relayed.
     private var armedRun: (runID: UInt32, startType: RaceStartType) = (0, .flying)
     private var relayedFalseStart: UInt32 = 0
@@ -87,10 +107,15 @@ public struct RaceSession: Sendable {
 
     /// A session for gate `me` in its life `bootEpoch` (increase it at every start, e.g.
     /// from a counter in the state directory). `session` is the host's session id.
+    /// `electable`: a gate configured `auto` (`kind` must be `.gate`): with no host heard
+    /// within `configuration.electionWindow` of starting, or after losing its host, the
+    /// lowest gate id among the gates announcing becomes the host.
     public init(kind: Kind, me: GateID, bootEpoch: UInt32, session: SessionID = SessionID(1),
-                configuration: RaceConfiguration = RaceConfiguration()) {
+                configuration: RaceConfiguration = RaceConfiguration(), electable: Bool = false) {
         precondition(me.rawValue != 0, "gate id 0 is reserved")
+        precondition(!electable || kind == .gate, "an electable session starts as a gate")
         self.kind = kind
+        self.electable = electable
         self.me = me
         self.bootEpoch = bootEpoch
         self.configuration = configuration
@@ -109,6 +134,7 @@ public struct RaceSession: Sendable {
             setPhase(.connecting, &actions)
         case .gate:
             nextAnnounce = now
+            electionAt = now + configuration.electionWindow
             setPhase(.connecting, &actions)
             tick(now: now, into: &actions)
         }
@@ -146,6 +172,11 @@ public struct RaceSession: Sendable {
         }
         setPhase(.waitingForCrossing, &actions)
         actions.append(.runArmed(runID: runID, startType: configuration.startType))
+        if resuming {
+            resuming = false
+            for c in runLog where c.runID == runID { take(c, bootEpoch: bootEpoch, now: now, &actions) }
+            if let st = runStartLog, st.runID == runID { takeStart(st, gate: me, bootEpoch: bootEpoch, now: now, &actions) }
+        }
     }
 
     /// Host: how the next runs start. Sent to every gate at once (`startTypeChange`) and
@@ -192,6 +223,7 @@ public struct RaceSession: Sendable {
                                     now: MonotonicInstant, into actions: inout [RaceAction]) {
         guard role == .start, startType != .flying else { return }
         let event = StartEvent(runID: runID, startMono: startMono, uncertainty: uncertainty, startType: startType)
+        runStartLog = event
         switch kind {
         case .host:
             takeStart(event, gate: me, bootEpoch: bootEpoch, now: now, &actions)
@@ -228,6 +260,8 @@ public struct RaceSession: Sendable {
         nextCrossingID &+= 1
         let event = CrossingEvent(gate: me, crossingID: id, runID: runID, timeMono: timeMono, uncertainty: uncertainty,
                                   direction: direction)
+        runLog.removeAll { $0.runID != runID }
+        runLog.append(event)
         switch kind {
         case .host:
             take(event, bootEpoch: bootEpoch, now: now, &actions)
@@ -256,6 +290,18 @@ public struct RaceSession: Sendable {
 
     /// Timers: announces, pings, retransmissions, phase checks. Call every iteration.
     public mutating func tick(now: MonotonicInstant, into actions: inout [RaceAction]) {
+        if kind == .gate, host != nil, now.since(hostHeard) > configuration.peerTimeout {
+            loseHost(now: now, &actions)
+        }
+        if electable, kind == .gate, host == nil, now >= electionAt {
+            // Why lowest id: every gate that hears the same announces picks the same one.
+            let recent = announcers.filter { now.since($0.value) <= configuration.electionWindow }.keys
+            if recent.allSatisfy({ $0.rawValue > me.rawValue }) {
+                becomeHost(now: now, &actions)
+            } else {
+                electionAt = now + configuration.electionWindow  // Wait for the winner's offer.
+            }
+        }
         if kind == .gate, phase == .connecting, host == nil, now >= nextAnnounce {
             nextAnnounce = now + configuration.announceInterval
             actions.append(.broadcast(envelope(.announce(Announce(gateName: "gate \(me.rawValue)", roleWish: nil,
@@ -367,6 +413,16 @@ public struct RaceSession: Sendable {
                 if case .startTiming = $0.message, a.crossingID == 0 { return true }
                 return false
             }
+        case let .roleRequest(r):
+            // A gate that stood on the course of a lost host keeps its place; its
+            // assignment (sent by `assign`) acknowledges the request.
+            if let d = r.distanceFromStartMetres, d.isFinite, (0...100_000).contains(d) {
+                gates[i].role = r.role
+                gates[i].distanceMetres = d
+                renumber(&actions)
+            } else {
+                sendAssignments(now: now, &actions)
+            }
         case let .startEvent(ev):
             // The echo is the acknowledgement; a repeat is echoed again and changes nothing.
             actions.append(.send(envelope(.startEvent(ev)), to: e.sender))
@@ -419,6 +475,7 @@ public struct RaceSession: Sendable {
         runStartType = ev.startType
         setPhase(.running, &actions)
         actions.append(.started(start, ev.startType))
+        finishIfReached(&actions)
     }
 
     /// Voids the current run for a false start at `gate` (the start gate), tells the other
@@ -517,7 +574,18 @@ public struct RaceSession: Sendable {
             runStart = crossing
             runStartType = .flying
             setPhase(.running, &actions)
+            finishIfReached(&actions)
         } else if phase == .running, let start = runStart, crossing.timeNet > start.timeNet, g.role == .finish {
+            setPhase(.finished, &actions)
+        }
+    }
+
+    /// A finish crossing taken before the start (reports repeated to a new host arrive in
+    /// any order) finishes the run once the start is in.
+    private mutating func finishIfReached(_ actions: inout [RaceAction]) {
+        guard phase == .running, let start = runStart else { return }
+        let finishers = Set(gates.filter { $0.role == .finish }.map(\.id))
+        if crossings.contains(where: { $0.runID == start.runID && finishers.contains($0.gate) && $0.timeNet > start.timeNet }) {
             setPhase(.finished, &actions)
         }
     }
@@ -562,25 +630,32 @@ public struct RaceSession: Sendable {
                                       _ actions: inout [RaceAction]) {
         switch e.message {
         case .sessionConfig:
-            if host != e.sender || session != e.session {
+            let newHost = host != e.sender || session != e.session
+            if newHost {
+                if let h = host, h != e.sender { previousHost = h }
                 host = e.sender
                 session = e.session
             }
+            hostHeard = now
             if case let .sessionConfig(c) = e.message {
                 runID = max(runID, c.runID)
                 configuration.startType = c.startType
             }
             actions.append(.send(envelope(.sessionConfigAck(SessionConfigAck(accepted: true))), to: e.sender))
             if phase == .connecting { setPhase(.syncing, &actions) }
+            if newHost, previousHost != nil { reportAgain(to: e.sender, now: now, &actions) }
             return
         case .announce:
+            announcers[e.sender] = now
             return
         default:
             break
         }
         guard e.sender == host, e.session == session else { return }
+        hostHeard = now
         switch e.message {
         case let .roleAssignment(a) where a.gate == me:
+            acknowledge(from: e.sender) { $0.message.type == .roleRequest }
             if let last = assignmentFrom, (e.bootEpoch, e.sequence) <= (last.bootEpoch, last.sequence) { break }
             assignmentFrom = (e.bootEpoch, e.sequence)
             if assignment != a {
@@ -606,6 +681,10 @@ public struct RaceSession: Sendable {
                 setPhase(.waitingForCrossing, &actions)
                 // Why the pair: a run armed again with a new start type is armed anew, even
                 // when `startTypeChange` brought the type first.
+                if s.runID > armedRun.runID {
+                    runLog.removeAll { $0.runID < s.runID }
+                    if let st = runStartLog, st.runID < s.runID { runStartLog = nil }
+                }
                 if s.runID > armedRun.runID || s.startType != armedRun.startType {
                     armedRun = (s.runID, s.startType)
                     actions.append(.runArmed(runID: s.runID, startType: s.startType))
@@ -628,6 +707,7 @@ public struct RaceSession: Sendable {
                 }
             }
         case .endSession:
+            electionAt = now + configuration.electionWindow
             host = nil
             session = .none
             assignment = nil
@@ -637,6 +717,65 @@ public struct RaceSession: Sendable {
         default:
             break
         }
+    }
+
+    // MARK: - Election and failover
+
+    /// Gate: the host fell silent. Back to announcing; an electable gate takes part in the
+    /// election. The run's crossings and start stay in the log for the next host.
+    private mutating func loseHost(now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        if let h = host {
+            previousHost = h
+            outbox.removeAll { $0.to == h }
+        }
+        host = nil
+        session = .none
+        announcers.removeAll()
+        electionAt = now + configuration.electionWindow
+        nextAnnounce = now
+        setPhase(.connecting, &actions)
+    }
+
+    /// Gate: a new host took this gate in after its old host was lost: ask for the old
+    /// place on the course and report the current run's start and crossings again (the
+    /// new host deduplicates them like any repeat).
+    private mutating func reportAgain(to newHost: GateID, now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        if let a = assignment {
+            sendReliably(.roleRequest(RoleRequest(role: a.role, distanceFromStartMetres: a.distanceFromStartMetres)),
+                         to: newHost, now: now, &actions)
+        }
+        for c in runLog where c.runID == runID {
+            sendReliably(.crossingEvent(c), to: newHost, now: now, &actions, crossingID: c.crossingID)
+        }
+        if let st = runStartLog, st.runID == runID { sendReliably(.startEvent(st), to: newHost, now: now, &actions) }
+    }
+
+    /// An electable gate won the election: it hosts a new session on the course it
+    /// stood on, in the run it was in, and takes its own crossings and start of that run.
+    private mutating func becomeHost(now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        let wasInRun = phase == .waitingForCrossing || phase == .running || previousHost != nil
+        kind = .host
+        elections += 1
+        outbox.removeAll()
+        host = nil
+        // A fresh session id: gates of the lost host's session see a new session.
+        session = SessionID(UInt32(truncatingIfNeeded: UInt64(me.rawValue) &* 2_654_435_761 ^ UInt64(bootEpoch) ^ UInt64(elections)) | 1)
+        let role = assignment?.role ?? .start
+        gates = [RaceGate(id: me, bootEpoch: bootEpoch, role: role, index: 0,
+                          distanceMetres: assignment?.distanceFromStartMetres ?? 0, joined: true,
+                          clock: PeerClock(configuration: configuration.clock), lastHeard: now, rejoins: 0)]
+        crossings = []
+        seen = []
+        unmapped = []
+        unmappedStarts = []
+        runStart = nil
+        runStartType = nil
+        phase = .idle
+        setPhase(.connecting, &actions)
+        actions.append(.elected(session))
+        // The run goes on under this host: armed again as the same run when every gate is
+        // back, with its own reports of it taken then (`resumeRun`).
+        resuming = wasInRun
     }
 
     // MARK: - Plumbing

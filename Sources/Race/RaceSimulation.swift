@@ -79,14 +79,16 @@ public struct RaceSimulation: Sendable {
     private var pendingStarts: [(gate: Int, trueTime: Int64, what: StartInput, type: RaceStartType?)] = []
     private var actions: [RaceAction] = []
 
-    /// Gate 0 is the host. `clocks` gives each gate's (offset ns, ppm).
+    /// Gate 0 is the host, or with `electable` every gate is an `auto` gate and they elect
+    /// one. `clocks` gives each gate's (offset ns, ppm).
     public init(gateIDs: [GateID], clocks: [(Int64, Double)], link: SimulatedLink = SimulatedLink(), seed: UInt64 = 1,
-                configuration: RaceConfiguration = RaceConfiguration()) {
+                configuration: RaceConfiguration = RaceConfiguration(), electable: Bool = false) {
         precondition(gateIDs.count == clocks.count && gateIDs.count >= 1)
         self.link = link
         rng = SplitMix64(seed: seed)
         for (i, id) in gateIDs.enumerated() {
-            gates.append(Gate(session: RaceSession(kind: i == 0 ? .host : .gate, me: id, bootEpoch: 1, configuration: configuration),
+            gates.append(Gate(session: RaceSession(kind: i == 0 && !electable ? .host : .gate, me: id, bootEpoch: 1,
+                                                   configuration: configuration, electable: electable),
                               offsetNanoseconds: clocks[i].0, ppm: clocks[i].1))
         }
         actions.reserveCapacity(64)
@@ -143,22 +145,29 @@ public struct RaceSimulation: Sendable {
         pendingStarts.append((i, trueTime, .falseStart(reason), nil))
     }
 
+    /// The running gate that hosts the session (gate 0 unless elections moved it); nil
+    /// while none does.
+    public var hostIndex: Int? { gates.indices.first { gates[$0].running && gates[$0].session.kind == .host } }
+
     /// Host command: the start type of the next runs.
     public mutating func setStartType(_ type: RaceStartType) throws(RaceError) {
-        try gates[0].session.setStartType(type, now: local(0), into: &actions)
-        perform(from: 0)
+        let h = hostIndex ?? 0
+        try gates[h].session.setStartType(type, now: local(h), into: &actions)
+        perform(from: h)
     }
 
     /// Host command: assign a role and distance.
     public mutating func assign(_ gate: GateID, role: GateRole, distanceMetres: Double) throws(RaceError) {
-        try gates[0].session.assign(gate, role: role, distanceMetres: distanceMetres, into: &actions)
-        perform(from: 0)
+        let h = hostIndex ?? 0
+        try gates[h].session.assign(gate, role: role, distanceMetres: distanceMetres, into: &actions)
+        perform(from: h)
     }
 
     /// Host command: arm a run.
     public mutating func armRun() throws(RaceError) {
-        try gates[0].session.armRun(now: local(0), into: &actions)
-        perform(from: 0)
+        let h = hostIndex ?? 0
+        try gates[h].session.armRun(now: local(h), into: &actions)
+        perform(from: h)
     }
 
     /// Switches gate `i` off (its unsent state is lost, as on a power cut).
@@ -167,7 +176,8 @@ public struct RaceSimulation: Sendable {
     /// Switches gate `i` on again with a fresh session and the next boot epoch.
     public mutating func powerOn(_ i: Int) {
         let old = gates[i].session
-        gates[i].session = RaceSession(kind: old.kind, me: old.me, bootEpoch: old.bootEpoch + 1, configuration: old.configuration)
+        gates[i].session = RaceSession(kind: old.electable ? .gate : old.kind, me: old.me, bootEpoch: old.bootEpoch + 1,
+                                       configuration: old.configuration, electable: old.electable)
         gates[i].running = true
         gates[i].session.start(now: local(i), into: &actions)
         perform(from: i)
@@ -186,9 +196,9 @@ public struct RaceSimulation: Sendable {
             case let .broadcast(e):
                 for j in gates.indices where j != i { transmit(e, to: j, at: sentAt) }
             case let .crossing(c):
-                if i == 0 { hostCrossings.append(c) }
+                if gates[i].session.kind == .host { hostCrossings.append(c) }
             case let .started(c, _):
-                if i == 0 { hostStarts.append(c) }
+                if gates[i].session.kind == .host { hostStarts.append(c) }
             case let .falseStart(_, run, _):
                 falseStartNotices[i].append(run)
             case let .runArmed(run, _):

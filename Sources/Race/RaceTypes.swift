@@ -30,6 +30,11 @@ public struct RaceConfiguration: Sendable, Hashable {
     /// Shown on the coaches' phones.
     public var name = "race"
     public var startType: RaceStartType = .flying
+    /// How long an electable gate listens to announces before it takes the host role (it
+    /// does only if no lower gate id announced meanwhile and no host offered a session).
+    /// Why 3 s: three announce intervals, so one or two lost announces do not elect two
+    /// hosts, and a session forms within seconds of switching the gates on.
+    public var electionWindow: Span = .seconds(3)
     /// Between announces of a gate that is not in a session. Why 1 s: a gate switched on
     /// appears on the host within a second, and 8 gates cost 8 small datagrams a second.
     public var announceInterval: Span = .seconds(1)
@@ -150,4 +155,6 @@ public enum RaceAction: Sendable, Hashable {
     /// A false start at the start gate voided run `runID` (host: reported by the start
     /// gate or its own; gate: relayed by the host). The next run is armed after it.
     case falseStart(gate: GateID, runID: UInt32, FalseStartCause)
+    /// This gate won a host election and now hosts `SessionID`.
+    case elected(SessionID)
 }

@@ -18,7 +18,7 @@ struct PeerArguments: ParsableArguments {
     @Option(help: ArgumentHelp("For tests only: skew the served clock by OFFSET_MS,PPM.", visibility: .hidden))
     var testClockSkew: String?
 
-    @Option(help: "Take part in a multi-gate race as host (keeps the results) or gate.")
+    @Option(help: "Take part in a multi-gate race as host (keeps the results), gate, or auto (the auto gates elect a host: the lowest gate id).")
     var peerRole: String?
 
     @Option(help: "UDP port of the race link (default 47210, or [peers] port).")
@@ -53,10 +53,14 @@ struct PeerArguments: ParsableArguments {
             return nil
         }
         let role: RaceSession.Kind
+        var electable = false
         switch peerRole ?? settings?.role.rawValue {
         case "host"?: role = .host
         case "gate"?: role = .gate
-        case let other: fail("--peer-role \(other ?? ""): expected host or gate")
+        case "auto"?:
+            role = .gate
+            electable = true
+        case let other: fail("--peer-role \(other ?? ""): expected host, gate or auto")
         }
         let port = peerPort ?? Int(settings?.port ?? PeerSettings.defaultPort)
         guard (0...65535).contains(port) else { fail("--peer-port \(port) is not a port (0...65535)") }
@@ -73,7 +77,7 @@ struct PeerArguments: ParsableArguments {
         }
         if role == .host, hostAddress != nil { fail("--peer-host-address is for gates; the host listens") }
         if gateID == 0 { fail("--gate-id 0 is reserved") }
-        return PeerOptions(role: role, port: UInt16(port), pairingCode: code, hostAddress: hostAddress, gateID: gateID,
+        return PeerOptions(role: role, electable: electable, port: UInt16(port), pairingCode: code, hostAddress: hostAddress, gateID: gateID,
                            skew: skew)
     }
 

@@ -19,6 +19,8 @@ import Glibc
 /// What the daemon needs to join or host a race, from `[peers]` or the command line.
 struct PeerOptions: Sendable {
     var role: RaceSession.Kind
+    /// `auto`: a gate that takes part in host elections.
+    var electable = false
     /// UDP port this gate binds (the host's port is the one gates send to).
     var port: UInt16
     var pairingCode: String
@@ -96,13 +98,14 @@ final class PeerLink {
                               session: options.role == .host ? SessionID(1) : nil)
         var configuration = RaceConfiguration()
         configuration.peerPort = transport.localPort
-        race = RaceSession(kind: options.role, me: id, bootEpoch: epoch, session: SessionID(1), configuration: configuration)
+        race = RaceSession(kind: options.role, me: id, bootEpoch: epoch, session: SessionID(1), configuration: configuration,
+                           electable: options.electable)
         announceAddresses = options.hostAddress.map { [$0] } ?? Self.broadcastAddresses(port: options.port)
         receiveBuffer = .allocate(byteCount: Wire.maxDatagramLength + PeerGuard.tagLength, alignment: 8)
         sendBuffer = .allocate(byteCount: Wire.maxDatagramLength + PeerGuard.tagLength, alignment: 8)
         actions.reserveCapacity(32)
         pendingCrossings.reserveCapacity(8)
-        log.notice("peer link: \(options.role == .host ? "host" : "gate") \(id) boot epoch \(epoch) on udp port \(transport.localPort), announces to \(announceAddresses.map { "\($0)" }.joined(separator: ", "))")
+        log.notice("peer link: \(options.role == .host ? "host" : (options.electable ? "auto (electable gate)" : "gate")) \(id) boot epoch \(epoch) on udp port \(transport.localPort), announces to \(announceAddresses.map { "\($0)" }.joined(separator: ", "))")
         if options.skew != .none {
             log.warning("test clock skew on the peer clock: gate=\(id.rawValue) offset_ns=\(options.skew.offsetNanoseconds) ppm=\(options.skew.ppm) origin_ns=\(options.skew.origin.nanoseconds)")
         }
@@ -340,6 +343,8 @@ final class PeerLink {
                 if race.role == .start { engineRequests.append(.arm(Self.engineStartType(type))) }
             case let .started(start, type):
                 log.notice("race start run=\(start.runID) gate=\(start.gate.rawValue) boot=\(start.bootEpoch) type=\(Self.engineStartType(type).rawValue) time_net_ns=\(start.timeNet.nanoseconds) det_unc_ns=\(start.detectorUncertainty.nanoseconds) sync_unc_ns=\(start.syncUncertainty.nanoseconds) sync_max_ns=\(start.syncMaxError.nanoseconds)")
+            case let .elected(session):
+                log.notice("race host elected: this gate \(race.me.rawValue) hosts \(session), run \(race.runID)")
             case let .falseStart(gate, run, reason):
                 log.notice("race false start run=\(run) gate=\(gate.rawValue) reason=\(reason == .buttonReleased ? "button released early" : "movement after Set")")
                 if gate != race.me { engineRequests.append(.falseStartElsewhere) }
