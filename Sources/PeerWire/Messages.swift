@@ -195,16 +195,24 @@ public enum FalseStartCause: UInt8, Sendable, Hashable, CaseIterable {
     case movement = 2
 }
 
-/// Gate → host: what the gate sees and how its camera is.
+/// Gate → host: what the gate sees and how its camera and board are. Sent on every
+/// change of readiness or camera and every few seconds; nothing depends on one arriving.
 public struct GateStatusReport: Sendable, Hashable {
     public var readiness: ReadinessFlags
     public var camera: DeviceState
     /// Frames per second measured over the last stats window; finite, 0...1000.
     public var framesPerSecond: Float
-    public init(readiness: ReadinessFlags, camera: DeviceState, framesPerSecond: Float) {
+    /// Frames the camera dropped since the previous report.
+    public var droppedFrames: UInt32
+    /// The board's SoC temperature in °C, −50...150; nil when the board has no thermal zone.
+    public var socCelsius: Float?
+    public init(readiness: ReadinessFlags, camera: DeviceState, framesPerSecond: Float, droppedFrames: UInt32 = 0,
+                socCelsius: Float? = nil) {
         self.readiness = readiness
         self.camera = camera
         self.framesPerSecond = framesPerSecond
+        self.droppedFrames = droppedFrames
+        self.socCelsius = socCelsius
     }
 }
 
@@ -443,6 +451,15 @@ extension Message {
             try w.u8(m.readiness.rawValue)
             try w.u8(m.camera.wireCode)
             try w.finiteFloat(m.framesPerSecond, "framesPerSecond")
+            try w.u32(m.droppedFrames)
+            if let c = m.socCelsius {
+                guard c >= -50, c <= 150 else { throw .malformed("socCelsius") }
+                try w.u8(1)
+                try w.finiteFloat(c, "socCelsius")
+            } else {
+                try w.u8(0)
+                try w.finiteFloat(0, "socCelsius")
+            }
         case .pauseDetection, .resumeDetection, .endSession:
             break
         case .resetForNextRun(let m):
@@ -536,7 +553,15 @@ extension Message {
             guard let camera = DeviceState(wireCode: try r.u8("camera")) else { throw .malformed("camera") }
             let fps = try r.finiteFloat("framesPerSecond")
             guard fps >= 0, fps <= 1000 else { throw .malformed("framesPerSecond") }
-            message = .gateStatus(GateStatusReport(readiness: readiness, camera: camera, framesPerSecond: fps))
+            let dropped = try r.u32("droppedFrames")
+            let hasTemperature = try r.u8("socCelsius")
+            let celsius = try r.finiteFloat("socCelsius")
+            // Canonical: no temperature is a 0 flag and a 0 value.
+            guard hasTemperature <= 1, hasTemperature == 1 || celsius == 0, celsius >= -50, celsius <= 150 else {
+                throw .malformed("socCelsius")
+            }
+            message = .gateStatus(GateStatusReport(readiness: readiness, camera: camera, framesPerSecond: fps,
+                                                   droppedFrames: dropped, socCelsius: hasTemperature == 1 ? celsius : nil))
         case .pauseDetection:
             message = .pauseDetection
         case .resumeDetection:

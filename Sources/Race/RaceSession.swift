@@ -67,6 +67,9 @@ public struct RaceSession: Sendable {
     /// host role if no host has offered it a session by then.
     private var announcers: [GateID: MonotonicInstant] = [:]
     private var electionAt = MonotonicInstant(nanoseconds: .max)
+    /// Gate: the last status sent and when the next is due.
+    private var lastStatusSent: GateStatusReport?
+    private var nextStatus = MonotonicInstant(nanoseconds: .min)
     /// Gate: when the host was last heard from.
     private var hostHeard = MonotonicInstant(nanoseconds: .min)
     /// Both: what this gate reported of the current run (its crossings, its start), to
@@ -250,6 +253,27 @@ public struct RaceSession: Sendable {
         }
     }
 
+    /// This gate's status (readiness, camera, frame rate, drops, temperature) at `now`;
+    /// call every loop iteration. A gate sends it to its host when readiness or camera
+    /// changed and every `statusInterval` otherwise (no acknowledgement: the next one
+    /// replaces a lost one); the host keeps its own in its gate list.
+    public mutating func localStatus(_ report: GateStatusReport, now: MonotonicInstant, into actions: inout [RaceAction]) {
+        switch kind {
+        case .host:
+            if let i = gates.firstIndex(where: { $0.id == me }) {
+                gates[i].status = report
+                gates[i].statusAt = now
+            }
+        case .gate:
+            guard let host else { return }
+            let changed = lastStatusSent.map { $0.readiness != report.readiness || $0.camera != report.camera } ?? true
+            guard changed || now >= nextStatus else { return }
+            lastStatusSent = report
+            nextStatus = now + configuration.statusInterval
+            actions.append(.send(envelope(.gateStatus(report)), to: host))
+        }
+    }
+
     /// A crossing seen by this gate's detector at local instant `timeMono` with one sigma
     /// `uncertainty`. On the host it goes straight into the results; on a gate it is sent
     /// to the host and retransmitted until acknowledged.
@@ -413,6 +437,9 @@ public struct RaceSession: Sendable {
                 if case .startTiming = $0.message, a.crossingID == 0 { return true }
                 return false
             }
+        case let .gateStatus(r):
+            gates[i].status = r
+            gates[i].statusAt = now
         case let .roleRequest(r):
             // A gate that stood on the course of a lost host keeps its place; its
             // assignment (sent by `assign`) acknowledges the request.
@@ -632,6 +659,7 @@ public struct RaceSession: Sendable {
         case .sessionConfig:
             let newHost = host != e.sender || session != e.session
             if newHost {
+                lastStatusSent = nil
                 if let h = host, h != e.sender { previousHost = h }
                 host = e.sender
                 session = e.session

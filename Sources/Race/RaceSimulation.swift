@@ -149,6 +149,12 @@ public struct RaceSimulation: Sendable {
     /// while none does.
     public var hostIndex: Int? { gates.indices.first { gates[$0].running && gates[$0].session.kind == .host } }
 
+    /// Gate `i`'s loop reports its status now (the daemon does every iteration).
+    public mutating func reportStatus(atGate i: Int, _ report: GateStatusReport) {
+        gates[i].session.localStatus(report, now: local(i), into: &actions)
+        perform(from: i)
+    }
+
     /// Host command: the start type of the next runs.
     public mutating func setStartType(_ type: RaceStartType) throws(RaceError) {
         let h = hostIndex ?? 0

@@ -35,6 +35,10 @@ public struct RaceConfiguration: Sendable, Hashable {
     /// Why 3 s: three announce intervals, so one or two lost announces do not elect two
     /// hosts, and a session forms within seconds of switching the gates on.
     public var electionWindow: Span = .seconds(3)
+    /// Between status reports of a gate whose readiness and camera did not change (a
+    /// change is reported at once). Why 2 s: the page shows a gate's camera, fps and
+    /// temperature within seconds, for one small datagram per gate every 2 s.
+    public var statusInterval: Span = .seconds(2)
     /// Between announces of a gate that is not in a session. Why 1 s: a gate switched on
     /// appears on the host within a second, and 8 gates cost 8 small datagrams a second.
     public var announceInterval: Span = .seconds(1)
@@ -86,6 +90,9 @@ public struct RaceGate: Sendable {
     public var lastHeard: MonotonicInstant
     /// Times the gate came back with a new boot epoch.
     public var rejoins: Int
+    /// The gate's last status report (the host's own: its loop's), and when it came.
+    public var status: GateStatusReport? = nil
+    public var statusAt: MonotonicInstant? = nil
 }
 
 /// One crossing on the host's timeline (the network timeline is the host's

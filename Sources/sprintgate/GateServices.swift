@@ -111,6 +111,7 @@ final class GateServices {
     func afterFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: borrowing GateLoop<C, L, S>, now: MonotonicInstant, camera: DeviceState, mode: String) {
         if let ntp { do { _ = try ntp.service(now: now) } catch { log.error("NTP server: \(error.description)") } }
+        link?.noteStatus(loop.lastStatus, camera: camera, frames: loop.stats.frames, dropped: loop.stats.dropped, now: now)
         if let web, now >= nextWebStatus {
             nextWebStatus = now + WebGate.statusPeriod
             web.publishStatus(status: loop.lastStatus, light: loop.statusLight, camera: camera, mode: mode,

@@ -275,6 +275,48 @@ final class PeerLink {
         perform(now: now)
     }
 
+    /// The board's SoC temperature in °C, read at most every `statusPeriod` (set by `run`
+    /// from the board's thermal zone; nil: none).
+    var socCelsius: (() -> Double?)?
+    private var statusFrames: (at: MonotonicInstant, frames: UInt64, dropped: UInt64)?
+    private var statusRate: (fps: Float, dropped: UInt32, celsius: Float?) = (0, 0, nil)
+    /// Why 1 s: the frame rate and drops are measured over a second, like the page's.
+    static let statusPeriod = Span.seconds(1)
+
+    /// This gate's status, every loop iteration (from `GateServices.afterFrames`): the
+    /// session sends it to the host when it changed or is due.
+    func noteStatus(_ status: GateStatus, camera: DeviceState, frames: UInt64, dropped: UInt64, now: MonotonicInstant) {
+        if let last = statusFrames {
+            let dt = now.since(last.at)
+            if dt >= Self.statusPeriod {
+                let fps = Double(frames &- last.frames) / dt.seconds
+                statusRate = (Float(min(1000, max(0, fps))), UInt32(clamping: dropped &- last.dropped),
+                              socCelsius?().map { Float(min(150, max(-50, $0))) })
+                statusFrames = (now, frames, dropped)
+            }
+        } else {
+            statusFrames = (now, frames, dropped)
+        }
+        let report = GateStatusReport(readiness: ReadinessFlags(status), camera: camera, framesPerSecond: statusRate.fps,
+                                      droppedFrames: statusRate.dropped, socCelsius: statusRate.celsius)
+        race.localStatus(report, now: peerNow(now), into: &actions)
+        perform(now: now)
+    }
+
+    /// What the page shows of a gate's status: the camera when it is not streaming, the
+    /// warnings, the frame rate, drops and a hot board.
+    static func statusText(_ r: GateStatusReport) -> String {
+        var parts: [String] = []
+        if r.camera != .streaming { parts.append("camera \(r.camera)") }
+        if r.readiness.contains(.tooFar) { parts.append("too far") }
+        if r.readiness.contains(.shaking) { parts.append("shaking") }
+        parts.append(r.readiness.contains(.armed) ? "armed" : "not armed")
+        parts.append("\(Int(r.framesPerSecond.rounded())) fps")
+        if r.droppedFrames > 0 { parts.append("\(r.droppedFrames) dropped") }
+        if let c = r.socCelsius { parts.append("\(Int(c.rounded())) °C\(c >= 80 ? " (hot)" : "")") }
+        return parts.joined(separator: ", ")
+    }
+
     /// Host: gives `gate` a new role and distance (from the page); the session renumbers
     /// the course and tells the gates. Refusals (not host, unknown gate) are logged.
     func assign(gate: UInt32, role name: String, distanceMetres: Double, now: MonotonicInstant) {
@@ -443,14 +485,18 @@ final class PeerLink {
         case .host:
             // The host's own row first: the coach moves the host along the course too.
             let me = race.gates.first { $0.id == race.me }.map { g in
-                LiveSnapshot.PeerView(name: "gate \(g.id.rawValue) (this gate, host)", role: "\(g.role)", state: "host",
+                LiveSnapshot.PeerView(name: "gate \(g.id.rawValue) (this gate, host)", role: "\(g.role)",
+                                      state: "host" + (g.status.map { "; " + Self.statusText($0) } ?? ""),
                                       offsetMicroseconds: 0, uncertaintyMicroseconds: 0, lastSeenSecondsAgo: 0,
                                       gateID: g.id.rawValue, distanceMetres: g.distanceMetres)
             }
             return (me.map { [$0] } ?? []) + race.gates.filter { $0.id != race.me }.map { g in
                 let o = g.clock.offset(at: peer)
                 let silent = peer.since(g.lastHeard)
-                let state = !g.joined ? "joining" : (silent > race.configuration.peerTimeout ? "lost" : "\(g.clock.state(at: peer))")
+                var state = !g.joined ? "joining" : (silent > race.configuration.peerTimeout ? "lost" : "\(g.clock.state(at: peer))")
+                if let st = g.status, let at = g.statusAt, peer.since(at) <= race.configuration.peerTimeout {
+                    state += "; " + Self.statusText(st)
+                }
                 return LiveSnapshot.PeerView(name: "gate \(g.id.rawValue)", role: "\(g.role)", state: state,
                                              offsetMicroseconds: o.map { Double($0.value.nanoseconds) / 1e3 } ?? 0,
                                              uncertaintyMicroseconds: o.map { Double($0.uncertainty.nanoseconds) / 1e3 } ?? 0,

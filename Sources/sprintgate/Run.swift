@@ -196,6 +196,7 @@ struct RunCommand: ParsableCommand {
         func socCelsius() -> Double? {
             (try? String(contentsOfFile: board.thermalZone, encoding: .utf8)).flatMap(ThermalGovernor.parseThermalZone)
         }
+        services.link?.socCelsius = socCelsius
         if socCelsius() == nil {
             log.notice("no SoC temperature in \(board.thermalZone) ([board] thermal_zone): the frame rate is not lowered when hot")
         }

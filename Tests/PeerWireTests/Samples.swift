@@ -29,6 +29,8 @@ let sampleMessages: [Message] = [
     .falseStart(FalseStart(runID: 7, reason: .movement, atMono: MonotonicInstant(nanoseconds: 54_900_000_000))),
     .gateStatus(GateStatusReport(readiness: [.armed, .clear], camera: .streaming, framesPerSecond: 119.88)),
     .gateStatus(GateStatusReport(readiness: .all, camera: .absent, framesPerSecond: 0)),
+    .gateStatus(GateStatusReport(readiness: [.ready, .tooFar], camera: .streaming, framesPerSecond: 59.94, droppedFrames: 12,
+                                 socCelsius: 81.5)),
     .pauseDetection,
     .resumeDetection,
     .resetForNextRun(ResetForNextRun(nextRunID: 8)),

@@ -106,6 +106,15 @@ import Testing
         var nan = try Envelope(session: .none, sender: GateID(1), bootEpoch: 1, sequence: 1, message: status).encoded()
         nan.replaceSubrange(Wire.headerLength + 2 ..< Wire.headerLength + 6, with: [0x7F, 0xC0, 0, 0])
         #expect(decodeResult(nan).failureValue == .malformed("framesPerSecond"))
+        // The temperature flag is 0 or 1; no temperature carries 0; a temperature is in range.
+        #expect(try mutated(status, at: 10, to: 2) == .malformed("socCelsius"))
+        var stray = try Envelope(session: .none, sender: GateID(1), bootEpoch: 1, sequence: 1, message: status).encoded()
+        stray.replaceSubrange(Wire.headerLength + 11 ..< Wire.headerLength + 15, with: [0x42, 0x20, 0, 0])  // 40.0 with the flag 0
+        #expect(decodeResult(stray).failureValue == .malformed("socCelsius"))
+        let hot = Message.gateStatus(GateStatusReport(readiness: [], camera: .busy, framesPerSecond: 1, socCelsius: 400))
+        #expect(Result { () throws(WireError) -> [UInt8] in
+            try Envelope(session: .none, sender: GateID(1), bootEpoch: 1, sequence: 1, message: hot).encoded()
+        }.failureValue == .malformed("socCelsius"))
         let crossing = sampleMessages.first { $0.type == .crossingEvent }!
         #expect(try mutated(crossing, at: 28, to: 2) == .malformed("direction"))
         // Uncertainty's sign bit set: a negative uncertainty.

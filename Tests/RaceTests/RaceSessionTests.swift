@@ -147,6 +147,41 @@ import Testing
         #expect(sim.gates[2].session.assignment?.role == .finish)
     }
 
+    /// Gates report readiness, camera, frame rate, drops and temperature: a change at once,
+    /// the same status again only after the interval; the host keeps the last of each.
+    @Test func gateStatusReachesTheHost() throws {
+        var sim = Self.threeGates()
+        sim.run(until: 8 * Self.s)
+        let fine = GateStatusReport(readiness: [.armed, .clear], camera: .streaming, framesPerSecond: 119.9, socCelsius: 55)
+        // The traffic of 50 ms without reports, then of 50 loop iterations 1 ms apart that
+        // each report the same status: one report more.
+        var withoutReports = 0
+        do {
+            var twin = sim
+            let before = twin.sent
+            twin.run(until: 8 * Self.s + 50_000_000)
+            withoutReports = twin.sent - before
+        }
+        let sentBefore = sim.sent
+        for k in 0..<50 {
+            sim.reportStatus(atGate: 1, fine)
+            sim.run(until: 8 * Self.s + Int64(k + 1) * 1_000_000)
+        }
+        let reports = sim.sent - sentBefore - withoutReports
+        #expect(sim.gates[0].session.gates.first { $0.id == Self.mid }?.status == fine)
+        let unplugged = GateStatusReport(readiness: [], camera: .absent, framesPerSecond: 0, droppedFrames: 3, socCelsius: 56)
+        sim.reportStatus(atGate: 1, unplugged)
+        sim.reportStatus(atGate: 2, fine)
+        sim.run(until: 8 * Self.s + 100_000_000)
+        let host = sim.gates[0].session
+        #expect(host.gates.first { $0.id == Self.mid }?.status == unplugged)
+        #expect(host.gates.first { $0.id == Self.finish }?.status == fine)
+        // Pings and their replies ran meanwhile; the reports themselves were one per change.
+        #expect(reports == 1, "\(reports) datagrams for one unchanged status")
+        sim.reportStatus(atGate: 0, fine)
+        #expect(sim.gates[0].session.gates.first { $0.id == Self.host }?.status == fine)
+    }
+
     @Test func armingNeedsEverySyncedGate() {
         var sim = Self.threeGates()
         sim.run(until: 50_000_000)
