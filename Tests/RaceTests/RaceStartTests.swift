@@ -186,3 +186,45 @@ import Testing
         #expect(sim.armedRuns[1].last == run + 1)
     }
 }
+
+extension RaceStartTests {
+    /// A 60 m with splits at 20 m and 40 m over four gates at 10 % loss: every run has three
+    /// splits in course order, each within four reported sigmas of the truth, with segment
+    /// speeds; a countdown start from the host, which is the start gate.
+    @Test(arguments: [RaceStartType.flying, .countdown], [UInt64(1), 2])
+    func fourGatesSixtyMetresWithSplits(type: RaceStartType, seed: UInt64) throws {
+        let ids = [GateID(0x1111), GateID(0x2222), GateID(0x3333), GateID(0x4444)]
+        var configuration = RaceConfiguration()
+        configuration.startType = type
+        var sim = RaceSimulation(gateIDs: ids, clocks: [(0, 0), (3 * Self.s, 30), (-2 * Self.s, -45), (700_000_000, 12)],
+                                 link: Self.lossy, seed: seed, configuration: configuration)
+        sim.run(until: 20 * Self.s)
+        for (i, d) in [(1, 20.0), (2, 40.0), (3, 60.0)] { try sim.assign(ids[i], role: i == 3 ? .finish : .lap, distanceMetres: d) }
+        sim.run(until: 21 * Self.s)
+        #expect(sim.gates[0].session.gates.map(\.role) == [.start, .lap, .lap, .finish])
+        var t = 21 * Self.s
+        for run in 0..<4 {
+            try sim.armRun()
+            t += Self.s
+            sim.run(until: t)
+            let t0 = t + 50_000_000
+            let times = [t0, t0 + 2_900_000_000 + Int64(run) * 7_000_000, t0 + 5_150_000_000, t0 + 7_300_000_000]
+            if type == .flying { sim.crossing(atGate: 0, trueTime: times[0]) } else { sim.start(atGate: 0, trueTime: times[0]) }
+            for i in 1...3 { sim.crossing(atGate: i, trueTime: times[i]) }
+            t += 9 * Self.s
+            sim.run(until: t)
+            let host = sim.gates[0].session
+            #expect(host.phase == .finished, "run \(run)")
+            let splits = host.splits()
+            #expect(splits.map(\.distanceMetres) == [20, 40, 60], "run \(run)")
+            for (k, split) in splits.enumerated() {
+                let error = split.time.nanoseconds - (times[k + 1] - times[0])
+                #expect(Double(abs(error)) <= 4 * Double(split.uncertainty.nanoseconds), "run \(run) split \(k): \(error) ns")
+                let trueSpeed = 20.0 / (Double(times[k + 1] - times[k]) * 1e-9)
+                #expect(abs((split.segmentSpeed ?? 0) - trueSpeed) < 0.01, "run \(run) split \(k)")
+            }
+        }
+        #expect(sim.lost > 0)
+        #expect((1...3).allSatisfy { sim.gates[$0].session.unacknowledged == 0 })
+    }
+}
