@@ -67,6 +67,8 @@ public struct RaceSession: Sendable {
     /// host role if no host has offered it a session by then.
     private var announcers: [GateID: MonotonicInstant] = [:]
     private var electionAt = MonotonicInstant(nanoseconds: .max)
+    /// Gate: the newest run the host reset the session for.
+    private var resetTo: UInt32 = 0
     /// Gate: the last status sent and when the next is due.
     private var lastStatusSent: GateStatusReport?
     private var nextStatus = MonotonicInstant(nanoseconds: .min)
@@ -253,6 +255,45 @@ public struct RaceSession: Sendable {
         }
     }
 
+    /// Detection paused by the host: crossings are not reported (gate) or taken (host).
+    public private(set) var paused = false
+
+    /// Host: pauses (or resumes) detection on every gate, at once and again with every
+    /// repeat of the role assignments (the messages have no acknowledgement).
+    public mutating func setPaused(_ p: Bool, into actions: inout [RaceAction]) throws(RaceError) {
+        guard kind == .host else { throw .notHost }
+        guard p != paused else { return }
+        paused = p
+        actions.append(.paused(p))
+        sendPause(&actions)
+    }
+
+    private mutating func sendPause(_ actions: inout [RaceAction]) {
+        for g in gates where g.id != me && g.joined {
+            actions.append(.send(envelope(paused ? .pauseDetection : .resumeDetection), to: g.id))
+        }
+    }
+
+    /// Host: abandons the run in progress and arms the next on every gate; the gates reset
+    /// their engines (`resetForNextRun`, then the reliable `startTiming`).
+    public mutating func resetForNextRun(now: MonotonicInstant, into actions: inout [RaceAction]) throws(RaceError) {
+        guard kind == .host else { throw .notHost }
+        let next = phase == .ready ? runID : runID &+ 1
+        for g in gates where g.id != me && g.joined {
+            actions.append(.send(envelope(.resetForNextRun(ResetForNextRun(nextRunID: next))), to: g.id))
+        }
+        try armRun(now: now, into: &actions)
+    }
+
+    /// Host: the session ends (the host stops); every gate is told, twice against loss.
+    public mutating func endSession(into actions: inout [RaceAction]) {
+        guard kind == .host else { return }
+        for _ in 0..<2 {
+            for g in gates where g.id != me && g.joined { actions.append(.send(envelope(.endSession), to: g.id)) }
+        }
+        setPhase(.idle, &actions)
+    }
+
     /// This gate's status (readiness, camera, frame rate, drops, temperature) at `now`;
     /// call every loop iteration. A gate sends it to its host when readiness or camera
     /// changed and every `statusInterval` otherwise (no acknowledgement: the next one
@@ -280,6 +321,7 @@ public struct RaceSession: Sendable {
     public mutating func localCrossing(timeMono: MonotonicInstant, uncertainty: Span, direction: CrossingDirection,
                                        now: MonotonicInstant, into actions: inout [RaceAction]) {
         guard role != .control else { return }  // A control gate has no camera duties.
+        guard !paused else { return }
         let id = nextCrossingID
         nextCrossingID &+= 1
         let event = CrossingEvent(gate: me, crossingID: id, runID: runID, timeMono: timeMono, uncertainty: uncertainty,
@@ -342,6 +384,7 @@ public struct RaceSession: Sendable {
             if now >= nextAssignmentRepeat {
                 nextAssignmentRepeat = now + configuration.assignmentRepeat
                 sendAssignments(now: now, &actions)
+                if paused { sendPause(&actions) }
             }
             mapPending(now: now, &actions)
             updateHostPhase(now: now, &actions)
@@ -720,6 +763,17 @@ public struct RaceSession: Sendable {
             }
         case let .startTypeChange(c):
             configuration.startType = c.startType
+        case .pauseDetection, .resumeDetection:
+            let p = e.message.type == .pauseDetection
+            if p != paused {
+                paused = p
+                actions.append(.paused(p))
+            }
+        case let .resetForNextRun(r):
+            if r.nextRunID > resetTo {
+                resetTo = r.nextRunID
+                actions.append(.resetForNextRun(r.nextRunID))
+            }
         case let .startEvent(ev):
             // The host's echo: the start arrived.
             acknowledge(from: e.sender) { if case .startEvent(ev) = $0.message { return true } else { return false } }

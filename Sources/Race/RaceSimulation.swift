@@ -67,6 +67,8 @@ public struct RaceSimulation: Sendable {
     public private(set) var falseStartNotices: [[UInt32]] = []
     /// The runs each gate was armed for (`.runArmed` actions), by gate index.
     public private(set) var armedRuns: [[UInt32]] = []
+    /// The resets each gate was told of (`.resetForNextRun` actions), by gate index.
+    public private(set) var resets: [[UInt32]] = []
     /// Datagrams sent, lost and duplicated by the network.
     public private(set) var sent = 0, lost = 0, duplicated = 0
     /// Datagrams that failed to decode (none expected: the codec is exercised end to end).
@@ -94,6 +96,7 @@ public struct RaceSimulation: Sendable {
         actions.reserveCapacity(64)
         falseStartNotices = Array(repeating: [], count: gates.count)
         armedRuns = Array(repeating: [], count: gates.count)
+        resets = Array(repeating: [], count: gates.count)
         for i in gates.indices {
             let t = local(i)
             gates[i].session.start(now: t, into: &actions)
@@ -155,6 +158,24 @@ public struct RaceSimulation: Sendable {
         perform(from: i)
     }
 
+    /// Host commands: pause or resume detection on every gate; reset for the next run;
+    /// end the session.
+    public mutating func setPaused(_ p: Bool) throws(RaceError) {
+        let h = hostIndex ?? 0
+        try gates[h].session.setPaused(p, into: &actions)
+        perform(from: h)
+    }
+    public mutating func resetForNextRun() throws(RaceError) {
+        let h = hostIndex ?? 0
+        try gates[h].session.resetForNextRun(now: local(h), into: &actions)
+        perform(from: h)
+    }
+    public mutating func endSession() {
+        let h = hostIndex ?? 0
+        gates[h].session.endSession(into: &actions)
+        perform(from: h)
+    }
+
     /// Host command: the start type of the next runs.
     public mutating func setStartType(_ type: RaceStartType) throws(RaceError) {
         let h = hostIndex ?? 0
@@ -209,6 +230,8 @@ public struct RaceSimulation: Sendable {
                 falseStartNotices[i].append(run)
             case let .runArmed(run, _):
                 armedRuns[i].append(run)
+            case let .resetForNextRun(run):
+                resets[i].append(run)
             default:
                 break
             }

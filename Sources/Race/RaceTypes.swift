@@ -162,6 +162,10 @@ public enum RaceAction: Sendable, Hashable {
     /// A false start at the start gate voided run `runID` (host: reported by the start
     /// gate or its own; gate: relayed by the host). The next run is armed after it.
     case falseStart(gate: GateID, runID: UInt32, FalseStartCause)
+    /// Detection paused (true) or resumed on this gate: its crossings are not reported.
+    case paused(Bool)
+    /// Gate: the host reset the session; the next run is `runID`.
+    case resetForNextRun(UInt32)
     /// This gate won a host election and now hosts `SessionID`.
     case elected(SessionID)
 }

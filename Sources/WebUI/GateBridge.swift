@@ -17,6 +17,10 @@ public enum GateCommand: Sendable, Hashable {
     /// Race host: a gate's role (`start`, `lap`, `finish`, `control`) and its distance
     /// from the start line in metres.
     case assignPeer(gate: UInt32, role: String, distanceMetres: Double)
+    /// Race host: every gate stops reporting crossings (people walking about between
+    /// runs), and starts again.
+    case pauseDetection
+    case resumeDetection
 }
 
 /// The roles a race host can give a gate, as the page and the API name them.

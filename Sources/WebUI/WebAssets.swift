@@ -105,6 +105,8 @@ enum WebAssets {
     <label>Role <select id="peer-role"><option>start</option><option>lap</option><option>finish</option><option>control</option></select></label>
     <label>Distance <input id="peer-distance" type="number" min="0" max="10000" step="0.01" inputmode="decimal" style="width:6em"> m</label>
     <button id="btn-peer">Set</button>
+    <button id="btn-pause">Pause gates</button>
+    <button id="btn-resume">Resume gates</button>
   </div>
   <p id="no-peers" class="small">This gate runs alone.</p>
 </section>
@@ -396,6 +398,8 @@ function wire() {
     control("PUT", "/api/peers/" + $("peer-gate").value, { role: $("peer-role").value, distance: d }, "Gate role sent to the race.");
   };
   $("btn-start").onclick = () => control("POST", "/api/start", undefined, "Starting.");
+  $("btn-pause").onclick = () => control("POST", "/api/pause", undefined, "Gates paused: crossings are not timed.");
+  $("btn-resume").onclick = () => control("POST", "/api/resume", undefined, "Gates timing again.");
   $("btn-reset").onclick = () => control("POST", "/api/reset", undefined, "Reset.");
   $("sel-start").onchange = (e) => control("PUT", "/api/config", { startType: e.target.value }, "Start type set.");
   $("sel-preset").onchange = (e) => { if (e.target.value) control("PUT", "/api/config", { preset: e.target.value }, "Preset set."); };

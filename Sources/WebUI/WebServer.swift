@@ -186,7 +186,8 @@ public struct WebServer: Sendable {
             try s.checkPIN(candidate, context)
             return Response(status: .noContent)
         }
-        for (path, command) in [("/api/arm", GateCommand.arm), ("/api/start", .start), ("/api/reset", .reset)] {
+        for (path, command) in [("/api/arm", GateCommand.arm), ("/api/start", .start), ("/api/reset", .reset),
+                                ("/api/pause", .pauseDetection), ("/api/resume", .resumeDetection)] {
             router.post(RouterPath(path)) { request, context in
                 try s.requirePIN(request, context)
                 return try s.enqueue(command)

@@ -53,8 +53,12 @@ final class GateServices {
             add(link.fileDescriptor, "race link", to: epoll)
             link.onRaceFinished = { storage.recordRace($0) }
             web?.onPeerCommand = { command, now in
-                if case let .assignPeer(gate, role, distance) = command {
-                    link.assign(gate: gate, role: role, distanceMetres: distance, now: now)
+                switch command {
+                case let .assignPeer(gate, role, distance): link.assign(gate: gate, role: role, distanceMetres: distance, now: now)
+                case .pauseDetection: link.setPaused(true, now: now)
+                case .resumeDetection: link.setPaused(false, now: now)
+                case .reset: link.resetForNextRun(now: now)
+                default: break
                 }
             }
         }
@@ -102,6 +106,8 @@ final class GateServices {
                 loop.command(.arm, now: now)
             case .falseStartElsewhere:
                 loop.command(.falseStartElsewhere, now: now)
+            case .reset:
+                loop.command(.reset, now: now)
             }
         }
     }
@@ -122,6 +128,7 @@ final class GateServices {
     /// Writes what storage still holds and ends its threads; the race link's summary
     /// line, if a link ran.
     func stop() -> String? {
+        link?.endSession(now: Sys.monotonicNow())
         storage.stop()
         return link?.summary
     }

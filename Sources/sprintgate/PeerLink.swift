@@ -179,6 +179,8 @@ final class PeerLink {
         case arm(StartType)
         /// Another gate's false start voided the run: say so here.
         case falseStartElsewhere
+        /// The host reset the session for the next run.
+        case reset
     }
     private(set) var engineRequests: [EngineRequest] = []
     func takeEngineRequests() -> [EngineRequest] {
@@ -218,6 +220,34 @@ final class PeerLink {
         case .voice: return .voice
         case .inFrame: return .inFrame
         }
+    }
+
+    /// Host: the page paused or resumed detection on every gate.
+    func setPaused(_ paused: Bool, now: MonotonicInstant) {
+        do {
+            try race.setPaused(paused, into: &actions)
+            log.notice("page \(paused ? "paused" : "resumed") detection on every gate")
+        } catch {
+            log.warning("page asked to \(paused ? "pause" : "resume") detection: \(error.description)")
+        }
+        perform(now: now)
+    }
+
+    /// Host: the page reset the gate; every gate resets for the next run.
+    func resetForNextRun(now: MonotonicInstant) {
+        guard race.kind == .host else { return }
+        do { try race.resetForNextRun(now: peerNow(now), into: &actions) } catch {
+            log.warning("race reset: \(error.description)")
+        }
+        perform(now: now)
+    }
+
+    /// Host, on the way out: tells every gate the session ended, so they look for a host
+    /// (or elect one) at once instead of after the host's silence times out.
+    func endSession(now: MonotonicInstant) {
+        guard race.kind == .host else { return }
+        race.endSession(into: &actions)
+        perform(now: now)
     }
 
     /// Host: the page changed the start type; the next runs use it on every gate.
@@ -385,6 +415,11 @@ final class PeerLink {
                 if race.role == .start { engineRequests.append(.arm(Self.engineStartType(type))) }
             case let .started(start, type):
                 log.notice("race start run=\(start.runID) gate=\(start.gate.rawValue) boot=\(start.bootEpoch) type=\(Self.engineStartType(type).rawValue) time_net_ns=\(start.timeNet.nanoseconds) det_unc_ns=\(start.detectorUncertainty.nanoseconds) sync_unc_ns=\(start.syncUncertainty.nanoseconds) sync_max_ns=\(start.syncMaxError.nanoseconds)")
+            case let .paused(p):
+                log.notice("race detection \(p ? "paused" : "resumed") by the host")
+            case let .resetForNextRun(run):
+                log.notice("race reset by the host; next run \(run)")
+                engineRequests.append(.reset)
             case let .elected(session):
                 log.notice("race host elected: this gate \(race.me.rawValue) hosts \(session), run \(race.runID)")
             case let .falseStart(gate, run, reason):
@@ -486,7 +521,7 @@ final class PeerLink {
             // The host's own row first: the coach moves the host along the course too.
             let me = race.gates.first { $0.id == race.me }.map { g in
                 LiveSnapshot.PeerView(name: "gate \(g.id.rawValue) (this gate, host)", role: "\(g.role)",
-                                      state: "host" + (g.status.map { "; " + Self.statusText($0) } ?? ""),
+                                      state: "host" + (race.paused ? ", paused" : "") + (g.status.map { "; " + Self.statusText($0) } ?? ""),
                                       offsetMicroseconds: 0, uncertaintyMicroseconds: 0, lastSeenSecondsAgo: 0,
                                       gateID: g.id.rawValue, distanceMetres: g.distanceMetres)
             }
@@ -507,7 +542,7 @@ final class PeerLink {
             guard let host = race.host else { return [] }
             let s = race.syncReport
             return [LiveSnapshot.PeerView(name: "host \(host.rawValue)", role: race.assignment.map { "\($0.role)" } ?? "unassigned",
-                                          state: "\(race.phase)", offsetMicroseconds: s.map { Double($0.offset.nanoseconds) / 1e3 } ?? 0,
+                                          state: "\(race.phase)" + (race.paused ? ", paused" : ""), offsetMicroseconds: s.map { Double($0.offset.nanoseconds) / 1e3 } ?? 0,
                                           uncertaintyMicroseconds: s.map { Double($0.uncertainty.nanoseconds) / 1e3 } ?? 0,
                                           lastSeenSecondsAgo: 0)]
         }

@@ -178,11 +178,13 @@ final class WebGate: @unchecked Sendable {
         to loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         while let c = bridge.commands.pop() {
             switch c {
-            case .assignPeer:
+            case .assignPeer, .pauseDetection, .resumeDetection:
                 if let onPeerCommand { onPeerCommand(c, now) } else { log.warning("page asked for \(c) but no race runs here") }
             case .arm: loop.command(.arm, now: now)
             case .start: loop.command(.start, now: now)
-            case .reset: loop.command(.reset, now: now)
+            case .reset:
+                loop.command(.reset, now: now)
+                onPeerCommand?(c, now)  // A race host resets every gate for the next run.
             case let .setStartType(id):
                 guard let t = StartType(rawValue: id) else { continue }
                 var cfg = loop.engine.config

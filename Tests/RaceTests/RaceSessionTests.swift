@@ -182,6 +182,43 @@ import Testing
         #expect(sim.gates[0].session.gates.first { $0.id == Self.host }?.status == fine)
     }
 
+    /// The host pauses detection: no gate reports a crossing (a lost pause message is
+    /// repeated); resumed, they do again. A reset abandons the run on every gate and arms
+    /// the next; the end of the session sends every gate back to looking for a host.
+    @Test func pauseResetAndEndOfSessionReachEveryGate() throws {
+        var sim = Self.threeGates(link: SimulatedLink(loss: 0.10), seed: 3)
+        sim.run(until: 15 * Self.s)
+        try sim.armRun()
+        try sim.setPaused(true)
+        sim.run(until: 18 * Self.s)  // past one repeat
+        #expect(sim.gates.allSatisfy { $0.session.paused })
+        let before = sim.hostCrossings.count
+        for i in 0...2 { sim.crossing(atGate: i, trueTime: 18 * Self.s + Int64(i) * 100_000_000) }
+        sim.run(until: 20 * Self.s)
+        #expect(sim.hostCrossings.count == before)
+        try sim.setPaused(false)
+        sim.run(until: 23 * Self.s)
+        #expect(sim.gates.allSatisfy { !$0.session.paused })
+        for i in 0...2 { sim.crossing(atGate: i, trueTime: 23 * Self.s + Int64(i) * 100_000_000) }
+        sim.run(until: 25 * Self.s)
+        #expect(sim.hostCrossings.count == before + 3)
+        #expect(sim.gates[0].session.phase == .finished)
+        let run = sim.gates[0].session.runID
+        try sim.armRun()
+        sim.crossing(atGate: 0, trueTime: 25 * Self.s + 500_000_000)
+        sim.run(until: 26 * Self.s)
+        #expect(sim.gates[0].session.phase == .running)
+        try sim.resetForNextRun()
+        sim.run(until: 28 * Self.s)
+        #expect(sim.gates[0].session.runID == run + 2 && sim.gates[0].session.phase == .waitingForCrossing)
+        #expect(sim.gates[1].session.runID == run + 2 && sim.gates[2].session.runID == run + 2)
+        #expect(sim.resets[1].last == run + 2 || sim.resets[2].last == run + 2)  // each is told at most once, unless lost
+        sim.endSession()
+        sim.run(until: 28 * Self.s + 200_000_000)
+        #expect(sim.gates[1].session.phase == .connecting && sim.gates[1].session.host == nil)
+        #expect(sim.gates[2].session.phase == .connecting && sim.gates[2].session.host == nil)
+    }
+
     @Test func armingNeedsEverySyncedGate() {
         var sim = Self.threeGates()
         sim.run(until: 50_000_000)

@@ -111,7 +111,7 @@ import Testing
     @Test func controlNeedsThePIN() async throws {
         let f = Fixture()
         try await f.app().test(.router) { client in
-            for path in ["/api/arm", "/api/start", "/api/reset"] {
+            for path in ["/api/arm", "/api/start", "/api/reset", "/api/pause", "/api/resume"] {
                 try await client.execute(uri: path, method: .post) { r in
                     #expect(r.status == .unauthorized)
                     #expect(r.errorField == "X-Gate-PIN")
@@ -121,11 +121,15 @@ import Testing
             try await client.execute(uri: "/api/arm", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
             try await client.execute(uri: "/api/start", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
             try await client.execute(uri: "/api/reset", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+            try await client.execute(uri: "/api/pause", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+            try await client.execute(uri: "/api/resume", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
         }
         #expect(f.bridge.commands.pop() == .arm)
         #expect(f.bridge.commands.pop() == .start)
         #expect(f.bridge.commands.pop() == .reset)
-        #expect(f.wakes.count.load(ordering: .relaxed) == 3)
+        #expect(f.bridge.commands.pop() == .pauseDetection)
+        #expect(f.bridge.commands.pop() == .resumeDetection)
+        #expect(f.wakes.count.load(ordering: .relaxed) == 5)
     }
 
     @Test func raceHostChangesAGatesRoleAndDistance() async throws {
