@@ -835,7 +835,6 @@ public struct RaceSession: Sendable {
     /// An electable gate won the election: it hosts a new session on the course it
     /// stood on, in the run it was in, and takes its own crossings and start of that run.
     private mutating func becomeHost(now: MonotonicInstant, _ actions: inout [RaceAction]) {
-        let wasInRun = phase == .waitingForCrossing || phase == .running || previousHost != nil
         kind = .host
         elections += 1
         outbox.removeAll()
@@ -857,7 +856,7 @@ public struct RaceSession: Sendable {
         actions.append(.elected(session))
         // The run goes on under this host: armed again as the same run when every gate is
         // back, with its own reports of it taken then (`resumeRun`).
-        resuming = wasInRun
+        resuming = previousHost != nil  // A first election has no run to resume.
     }
 
     // MARK: - Plumbing

@@ -202,25 +202,12 @@ final class PeerLink {
         }
     }
 
-    /// The race's start type as the engine names it, and back.
-    static func engineStartType(_ t: RaceStartType) -> StartType {
-        switch t {
-        case .flying: return .flying
-        case .buttonRelease: return .buttonRelease
-        case .countdown: return .countdown
-        case .voice: return .voice
-        case .inFrame: return .inFrame
-        }
-    }
-    static func raceStartType(_ t: StartType) -> RaceStartType {
-        switch t {
-        case .flying: return .flying
-        case .buttonRelease: return .buttonRelease
-        case .countdown: return .countdown
-        case .voice: return .voice
-        case .inFrame: return .inFrame
-        }
-    }
+    /// Each start type as the race link and the engine name it.
+    static let startTypes: [(race: RaceStartType, engine: StartType)] = [
+        (.flying, .flying), (.buttonRelease, .buttonRelease), (.countdown, .countdown), (.voice, .voice), (.inFrame, .inFrame),
+    ]
+    static func engineStartType(_ t: RaceStartType) -> StartType { startTypes.first { $0.race == t }?.engine ?? .flying }
+    static func raceStartType(_ t: StartType) -> RaceStartType { startTypes.first { $0.engine == t }?.race ?? .flying }
 
     /// Host: the page paused or resumed detection on every gate.
     func setPaused(_ paused: Bool, now: MonotonicInstant) {
