@@ -141,9 +141,22 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
         step(.command(c), now: now)
     }
 
+    /// Replaces the engine's settings (an active run is reset); its actions go to the
+    /// lines and the observer like a command's.
+    public mutating func reconfigure(_ config: EngineConfig, now: MonotonicInstant) {
+        actions.removeAll(keepingCapacity: true)
+        engine.reconfigure(config, now: now, into: &actions)
+        performActions(now: now)
+    }
+
     private mutating func step(_ input: EngineInput, now: MonotonicInstant) {
         actions.removeAll(keepingCapacity: true)
         engine.step(input, now: now, into: &actions)
+        performActions(now: now)
+    }
+
+    /// Performs the engine's pending `actions` in order.
+    private mutating func performActions(now: MonotonicInstant) {
         var i = 0
         // Why: playing a sound feeds its onset back, which can add actions; index rather
         // than iterate so those run in the same pass.

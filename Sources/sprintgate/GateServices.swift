@@ -96,9 +96,7 @@ final class GateServices {
                 if loop.engine.config.startType != type {
                     var cfg = loop.engine.config
                     cfg.startType = type
-                    var actions: [EngineAction] = []
-                    loop.engine.reconfigure(cfg, now: now, into: &actions)
-                    for a in actions { if case let .output(role, on) = a { try? loop.lines.set(role, on) } }
+                    loop.reconfigure(cfg, now: now)
                     web?.publishConfig(cfg)
                     storage.changeCourse(RunContext(preset: web?.preset, startType: type))
                     log.notice("race set the start type to \(type.rawValue)")

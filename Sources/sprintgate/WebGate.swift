@@ -213,12 +213,7 @@ final class WebGate: @unchecked Sendable {
         default: break
         }
         let wasArmed = loop.engine.phase == .armed
-        var actions: [EngineAction] = []
-        loop.engine.reconfigure(cfg, now: now, into: &actions)
-        for a in actions {
-            if case let .output(role, on) = a { try? loop.lines.set(role, on) }
-            if case let .phase(p) = a { observe(.action(.phase(p), now)) }
-        }
+        loop.reconfigure(cfg, now: now)
         publishConfig(cfg)
         log.notice("page set \(what)")
         if wasArmed { loop.command(.arm, now: now) }
