@@ -14,7 +14,7 @@ public enum MessageType: UInt8, Sendable, Hashable, CaseIterable {
     // Control.
     case gateStatus = 30, pauseDetection = 31, resumeDetection = 32, resetForNextRun = 33, endSession = 34
     // Media.
-    case thumbnailChunk = 40
+    case thumbnailChunk = 40, thumbnailAck = 41
     // Configuration.
     case startTypeChange = 50, distanceChange = 51
     // Discovery.
@@ -222,13 +222,15 @@ public struct ResetForNextRun: Sendable, Hashable {
     public init(nextRunID: UInt32) { self.nextRunID = nextRunID }
 }
 
-/// Gate → host: one piece of a crossing's thumbnail (JPEG bytes).
+/// Gate → host: one piece of an image of a crossing (a `PhotoBundle`: the photo-finish
+/// image and its thumbnails), retransmitted until the host's `ThumbnailAck` has it.
 public struct ThumbnailChunk: Sendable, Hashable {
     /// Largest chunk in bytes. Why: a power of two that keeps header, chunk fields and
     /// authentication tag under `Wire.maxDatagramLength` with 100 bytes to spare.
     public static let maxBytes = 1024
-    /// Most chunks an image may have (a 64 KiB thumbnail).
-    public static let maxChunks = 64
+    /// Most chunks an image may have (256 KiB). Why: a photo-finish image of a 480-row
+    /// column with its four thumbnails is 60 to 120 KiB as JPEG; twice that is headroom.
+    public static let maxChunks = 256
 
     /// Identifies the image; by convention the crossing id it shows.
     public var imageID: UInt32
@@ -256,6 +258,45 @@ public struct ThumbnailChunk: Sendable, Hashable {
             return ThumbnailChunk(imageID: imageID, chunkIndex: UInt16(i), chunkCount: UInt16(count),
                                   bytes: Array(image[range]))
         }
+    }
+}
+
+/// Host → gate: which chunks of an image the host holds, sent for every chunk it
+/// receives. The gate sends again only the chunks missing here; a full bitmap ends the
+/// transfer.
+public struct ThumbnailAck: Sendable, Hashable {
+    public var imageID: UInt32
+    /// 1...`ThumbnailChunk.maxChunks`.
+    public var chunkCount: UInt16
+    /// Bit `i % 8` of byte `i / 8` is chunk `i`; exactly `(chunkCount + 7) / 8` bytes, the
+    /// bits past `chunkCount` zero.
+    public var received: [UInt8]
+    public init(imageID: UInt32, chunkCount: UInt16, received: [UInt8]) {
+        self.imageID = imageID
+        self.chunkCount = chunkCount
+        self.received = received
+    }
+
+    /// An acknowledgement of the chunks whose flags are set.
+    public init(imageID: UInt32, flags: [Bool]) {
+        var bits = [UInt8](repeating: 0, count: (flags.count + 7) / 8)
+        for (i, f) in flags.enumerated() where f { bits[i / 8] |= 1 << UInt8(i % 8) }
+        self.init(imageID: imageID, chunkCount: UInt16(clamping: flags.count), received: bits)
+    }
+
+    /// Whether chunk `index` is acknowledged.
+    public func has(_ index: Int) -> Bool {
+        index >= 0 && index < Int(chunkCount) && index / 8 < received.count && received[index / 8] & (1 << UInt8(index % 8)) != 0
+    }
+
+    /// Every chunk is acknowledged.
+    public var complete: Bool { (0 ..< Int(chunkCount)).allSatisfy(has) }
+
+    /// The bitmap is as long as the count says and has no bits past it.
+    var wellFormed: Bool {
+        guard (1 ... ThumbnailChunk.maxChunks).contains(Int(chunkCount)), received.count == (Int(chunkCount) + 7) / 8 else { return false }
+        let spare = received.count * 8 - Int(chunkCount)
+        return spare == 0 || received[received.count - 1] >> UInt8(8 - spare) == 0
     }
 }
 
@@ -312,6 +353,7 @@ public enum Message: Sendable, Hashable {
     case resetForNextRun(ResetForNextRun)
     case endSession
     case thumbnailChunk(ThumbnailChunk)
+    case thumbnailAck(ThumbnailAck)
     case startTypeChange(StartTypeChange)
     case distanceChange(DistanceChange)
     case announce(Announce)
@@ -337,6 +379,7 @@ public enum Message: Sendable, Hashable {
         case .resetForNextRun: return .resetForNextRun
         case .endSession: return .endSession
         case .thumbnailChunk: return .thumbnailChunk
+        case .thumbnailAck: return .thumbnailAck
         case .startTypeChange: return .startTypeChange
         case .distanceChange: return .distanceChange
         case .announce: return .announce
@@ -473,6 +516,11 @@ extension Message {
             try w.u16(m.chunkCount)
             try w.u16(UInt16(m.bytes.count))
             try w.bytes(m.bytes)
+        case .thumbnailAck(let m):
+            guard m.wellFormed else { throw .malformed("received") }
+            try w.u32(m.imageID)
+            try w.u16(m.chunkCount)
+            try w.bytes(m.received)
         case .startTypeChange(let m):
             try w.u8(m.startType.rawValue)
         case .distanceChange(let m):
@@ -580,6 +628,13 @@ extension Message {
             guard (1 ... ThumbnailChunk.maxBytes).contains(length) else { throw .malformed("byteCount") }
             let bytes = try r.bytes("bytes", count: length)
             message = .thumbnailChunk(ThumbnailChunk(imageID: imageID, chunkIndex: index, chunkCount: count, bytes: bytes))
+        case .thumbnailAck:
+            let imageID = try r.u32("imageID")
+            let count = try r.u16("chunkCount")
+            guard (1 ... ThumbnailChunk.maxChunks).contains(Int(count)) else { throw .malformed("chunkCount") }
+            let ack = ThumbnailAck(imageID: imageID, chunkCount: count, received: try r.bytes("received", count: (Int(count) + 7) / 8))
+            guard ack.wellFormed else { throw .malformed("received") }
+            message = .thumbnailAck(ack)
         case .startTypeChange:
             message = .startTypeChange(StartTypeChange(startType: try r.startType("startType")))
         case .distanceChange:

@@ -49,6 +49,9 @@ public struct RaceSession: Sendable {
     private var unmappedStarts: [(event: StartEvent, gate: GateID, bootEpoch: UInt32)] = []
     /// Runs voided by a false start, in order (host).
     public private(set) var falseStarts: [(runID: UInt32, gate: GateID, reason: FalseStartCause)] = []
+    /// Images of crossings: sent to the host (gate), assembled from the gates (host).
+    private var imageSender = ImageSender()
+    private var imageReceiver = ImageReceiver()
 
     // Gate state.
     public private(set) var host: GateID?
@@ -153,8 +156,16 @@ public struct RaceSession: Sendable {
         guard kind == .host else { throw .notHost }
         guard distanceMetres.isFinite, (0...100_000).contains(distanceMetres) else { throw .badDistance(distanceMetres) }
         guard let i = gates.firstIndex(where: { $0.id == gate }) else { throw .unknownGate(gate) }
+        let moved = gates[i].distanceMetres != distanceMetres
         gates[i].role = role
         gates[i].distanceMetres = distanceMetres
+        if moved {
+            // Every gate hears of the move at once; the assignments that follow carry it too.
+            for g in gates where g.id != me && g.joined {
+                actions.append(.send(envelope(.distanceChange(DistanceChange(gate: gate, distanceFromStartMetres: distanceMetres))),
+                                     to: g.id))
+            }
+        }
         renumber(&actions)
     }
 
@@ -334,6 +345,7 @@ public struct RaceSession: Sendable {
         case .gate:
             guard let host else { return }  // Not in a session: nothing to time against.
             sendReliably(.crossingEvent(event), to: host, now: now, &actions, crossingID: id)
+            imageSender.crossingReported(id: id, time: timeMono)
         }
     }
 
@@ -387,7 +399,10 @@ public struct RaceSession: Sendable {
                 if paused { sendPause(&actions) }
             }
             mapPending(now: now, &actions)
+            deliverImages(now: now, &actions)
             updateHostPhase(now: now, &actions)
+        } else if host != nil {
+            sendImageChunks(now: now, &actions)
         }
         var i = 0
         while i < outbox.count {
@@ -402,6 +417,52 @@ public struct RaceSession: Sendable {
 
     /// Messages still waiting for an acknowledgement (crossings and handshakes).
     public var unacknowledged: Int { outbox.count }
+
+    /// Image transfers: this gate's to its host, and the host's from its gates.
+    public var imageCounts: ImageTransferCounts {
+        var c = imageSender.counts
+        c.assembled = imageReceiver.counts.assembled
+        c.dropped = imageReceiver.counts.dropped
+        return c
+    }
+
+    /// Gate: images still being sent to the host.
+    public var imagesInFlight: Int { imageSender.pending }
+
+    /// This gate's image of its crossing at local instant `crossingTimeMono` (the instant
+    /// given to `localCrossing`): a `PhotoBundle`'s bytes. A gate sends it to its host in
+    /// chunks, paced by `imageChunksPerTick` and repeated until every chunk is
+    /// acknowledged; the host delivers it as `.photo` once the crossing is in. Returns
+    /// false when it goes nowhere: on the host (its own images are its owner's), with no
+    /// host, for a crossing not reported, or an image too large to chunk.
+    @discardableResult
+    public mutating func localPhoto(crossingTimeMono: MonotonicInstant, bundle: [UInt8], now: MonotonicInstant,
+                                    into actions: inout [RaceAction]) -> Bool {
+        guard kind == .gate, let host, let id = imageSender.crossingID(at: crossingTimeMono) else { return false }
+        guard imageSender.add(imageID: id, bundle: bundle, to: host, now: now, backoff: configuration.retransmitInitial) else {
+            return false
+        }
+        sendImageChunks(now: now, &actions)
+        return true
+    }
+
+    private mutating func sendImageChunks(now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        guard imageSender.pending > 0 else { return }
+        var out: [(ThumbnailChunk, GateID)] = []
+        imageSender.tick(now: now, budget: configuration.imageChunksPerTick, maxBackoff: configuration.retransmitMax,
+                         giveUp: configuration.imageGiveUp) { out.append(($0, $1)) }
+        for (c, to) in out { actions.append(.send(envelope(.thumbnailChunk(c)), to: to)) }
+    }
+
+    private mutating func deliverImages(now: MonotonicInstant, _ actions: inout [RaceAction]) {
+        guard !imageReceiver.waiting.isEmpty else { return }
+        let known = crossings
+        var out: [RacePhoto] = []
+        imageReceiver.resolve(now: now, maxWait: configuration.imageGiveUp, crossing: { k in
+            known.last { $0.gate == k.gate && $0.bootEpoch == k.bootEpoch && $0.crossingID == k.imageID }
+        }, deliver: { out.append($0) })
+        for p in out { actions.append(.photo(p)) }
+    }
 
     /// Host: the splits of the current run so far, in course order.
     public func splits() -> [RaceSplit] {
@@ -483,6 +544,10 @@ public struct RaceSession: Sendable {
         case let .gateStatus(r):
             gates[i].status = r
             gates[i].statusAt = now
+        case let .thumbnailChunk(c):
+            let ack = imageReceiver.chunk(c, from: e.sender, bootEpoch: e.bootEpoch, now: now)
+            actions.append(.send(envelope(.thumbnailAck(ack)), to: e.sender))
+            deliverImages(now: now, &actions)
         case let .roleRequest(r):
             // A gate that stood on the course of a lost host keeps its place; its
             // assignment (sent by `assign`) acknowledges the request.
@@ -763,6 +828,14 @@ public struct RaceSession: Sendable {
             }
         case let .startTypeChange(c):
             configuration.startType = c.startType
+        case let .thumbnailAck(a):
+            imageSender.ack(a, from: e.sender)
+        case let .distanceChange(d) where d.gate == me:
+            if var a = assignment, a.distanceFromStartMetres != d.distanceFromStartMetres {
+                a.distanceFromStartMetres = d.distanceFromStartMetres
+                assignment = a
+                actions.append(.assigned(a))
+            }
         case .pauseDetection, .resumeDetection:
             let p = e.message.type == .pauseDetection
             if p != paused {
@@ -795,6 +868,7 @@ public struct RaceSession: Sendable {
             assignment = nil
             assignmentFrom = nil
             outbox.removeAll()
+            imageSender.abandonAll()
             setPhase(.connecting, &actions)
         default:
             break
@@ -810,6 +884,7 @@ public struct RaceSession: Sendable {
             previousHost = h
             outbox.removeAll { $0.to == h }
         }
+        imageSender.abandonAll()  // The new host does not know the old crossing ids' images.
         host = nil
         session = .none
         announcers.removeAll()

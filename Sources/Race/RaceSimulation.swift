@@ -69,6 +69,10 @@ public struct RaceSimulation: Sendable {
     public private(set) var armedRuns: [[UInt32]] = []
     /// The resets each gate was told of (`.resetForNextRun` actions), by gate index.
     public private(set) var resets: [[UInt32]] = []
+    /// Images of crossings the host received whole, in order.
+    public private(set) var hostPhotos: [RacePhoto] = []
+    /// Image chunks sent (first sends and repeats) and acknowledgements, over the link.
+    public private(set) var chunksSent = 0, chunkAcks = 0
     /// Datagrams sent, lost and duplicated by the network.
     public private(set) var sent = 0, lost = 0, duplicated = 0
     /// Datagrams that failed to decode (none expected: the codec is exercised end to end).
@@ -141,6 +145,17 @@ public struct RaceSimulation: Sendable {
     /// `type`: how the engine started; nil: the start type the gate's session holds.
     public mutating func start(atGate i: Int, trueTime: Int64, type: RaceStartType? = nil) {
         pendingStarts.append((i, trueTime, .start, type))
+    }
+
+    /// Gate `i`'s photo of its crossing at true time `crossingTrueTime` (the instant given
+    /// to `crossing(atGate:trueTime:)`), handed to its session now. Returns what the
+    /// session answered: false when the image goes nowhere.
+    @discardableResult
+    public mutating func photo(atGate i: Int, crossingTrueTime: Int64, bundle: [UInt8]) -> Bool {
+        let sent = gates[i].session.localPhoto(crossingTimeMono: local(i, at: crossingTrueTime), bundle: bundle,
+                                               now: local(i), into: &actions)
+        perform(from: i)
+        return sent
     }
 
     /// Gate `i`'s engine sees a false start at true time `trueTime`.
@@ -219,6 +234,8 @@ public struct RaceSimulation: Sendable {
             switch a {
             case let .send(e, to):
                 guard let j = gates.firstIndex(where: { $0.session.me == to }) else { continue }
+                if case .thumbnailChunk = e.message { chunksSent += 1 }
+                if case .thumbnailAck = e.message { chunkAcks += 1 }
                 transmit(e, to: j, at: sentAt)
             case let .broadcast(e):
                 for j in gates.indices where j != i { transmit(e, to: j, at: sentAt) }
@@ -232,6 +249,8 @@ public struct RaceSimulation: Sendable {
                 armedRuns[i].append(run)
             case let .resetForNextRun(run):
                 resets[i].append(run)
+            case let .photo(p):
+                hostPhotos.append(p)
             default:
                 break
             }

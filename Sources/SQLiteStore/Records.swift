@@ -372,9 +372,12 @@ public struct HistoryRow: Sendable, Hashable {
     /// Whether this run is the athlete's current personal / season best for its key.
     public var bests: BestsSet
     public var hasPhoto: Bool
+    /// Gate indexes (0: the start) whose image of their crossing is stored (multi-gate runs).
+    public var photoGates: [Int]
 
     public init(run: StoredRun, athleteName: String?, athleteNickname: String?, athleteColour: AthleteColour?,
-                bests: BestsSet, hasPhoto: Bool) {
+                bests: BestsSet, hasPhoto: Bool, photoGates: [Int] = []) {
+        self.photoGates = photoGates
         self.run = run
         self.athleteName = athleteName
         self.athleteNickname = athleteNickname

@@ -428,6 +428,28 @@ public final class RunStore: Sendable {
         }
     }
 
+    /// Stores (or replaces) the image gate `gateIndex` (0: the start) took of its crossing
+    /// in a multi-gate run. A JPEG of at most `maxPhotoBytes`; the index 0...15.
+    public func saveGatePhoto(runID: Int64, gateIndex: Int, jpeg: [UInt8]) throws(StoreError) {
+        try Validate.jpeg(jpeg, field: "jpeg")
+        guard (0...15).contains(gateIndex) else { throw StoreError(.invalid, "gate index \(gateIndex) is outside 0...15") }
+        try writeTransaction("store a gate's photo") { db in
+            guard try Int64.fetchOne(db, sql: "SELECT id FROM runs WHERE id = ?", arguments: [runID]) != nil else {
+                throw StoreError(.notFound, "run \(runID) does not exist")
+            }
+            try db.execute(sql: "INSERT OR REPLACE INTO gate_photos (run_id, gate_index, jpeg) VALUES (?, ?, ?)",
+                           arguments: [runID, gateIndex, Data(jpeg)])
+        }
+    }
+
+    /// Gate `gateIndex`'s image of its crossing in run `runID`, or nil.
+    public func gatePhoto(runID: Int64, gateIndex: Int) throws(StoreError) -> [UInt8]? {
+        try read("read a gate's photo") { db in
+            try Data.fetchOne(db, sql: "SELECT jpeg FROM gate_photos WHERE run_id = ? AND gate_index = ?",
+                              arguments: [runID, gateIndex]).map { [UInt8]($0) }
+        }
+    }
+
     /// One thumbnail (0 = smallest) of a run's photo, or nil.
     public func thumbnail(runID: Int64, index: Int) throws(StoreError) -> [UInt8]? {
         try read("read a thumbnail") { db in

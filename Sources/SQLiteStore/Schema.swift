@@ -7,6 +7,7 @@ enum Schema {
     /// Identifiers of the migrations in order. A database records which it has applied.
     static let v1 = "v1-sessions-runs-athletes"
     static let v2 = "v2-photos-bests-presets"
+    static let v3 = "v3-gate-photos"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -116,6 +117,18 @@ enum Schema {
             }
             let athletes = try Int64.fetchAll(db, sql: "SELECT DISTINCT athlete_id FROM runs WHERE athlete_id IS NOT NULL")
             for a in athletes { try Bests.recompute(athleteID: a, in: db) }
+        }
+        m.registerMigration(v3) { db in
+            // Every gate's image of its crossing in a multi-gate run (the run's own photo
+            // finish stays in `photos`).
+            try db.execute(sql: """
+                CREATE TABLE gate_photos (
+                    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                    gate_index INTEGER NOT NULL,
+                    jpeg BLOB NOT NULL,
+                    PRIMARY KEY (run_id, gate_index)
+                );
+                """)
         }
         return m
     }

@@ -21,10 +21,13 @@ public struct RunRecord: Sendable, Hashable, Codable {
     public var wallTime: Double
     /// Whether a photo-finish image is stored for this run.
     public var hasPhoto: Bool
+    /// Multi-gate runs: the gates (0: the start) whose image of their crossing is stored.
+    public var photoGates: [Int]
 
     public init(id: Int64, seconds: Double, splits: [Double], startType: String, preset: String?,
                 distanceMetres: Double?, athleteID: Int64?, athleteName: String?, personalBest: Bool,
-                wallTime: Double, hasPhoto: Bool) {
+                wallTime: Double, hasPhoto: Bool, photoGates: [Int] = []) {
+        self.photoGates = photoGates
         self.id = id
         self.seconds = seconds
         self.splits = splits
@@ -101,6 +104,8 @@ public protocol ResultsBook: Sendable {
     func storePhoto(id: Int64, jpeg: [UInt8]) throws(ResultsBookError)
     /// Thumbnail `index` (0 = first, oldest frame) of a run's photo finish, if stored.
     func thumbnail(id: Int64, index: Int) throws(ResultsBookError) -> [UInt8]?
+    /// Gate `gateIndex`'s image of its crossing in a multi-gate run, if stored.
+    func gatePhoto(id: Int64, gateIndex: Int) throws(ResultsBookError) -> [UInt8]?
     /// True when finished runs reach the book on another path (the storage thread), so
     /// the loop's results lane must not record them a second time.
     var storesRunsItself: Bool { get }
@@ -111,6 +116,10 @@ public protocol ResultsBook: Sendable {
 
 extension ResultsBook {
     public func thumbnail(id: Int64, index: Int) throws(ResultsBookError) -> [UInt8]? {
+        _ = try run(id: id)
+        return nil
+    }
+    public func gatePhoto(id: Int64, gateIndex: Int) throws(ResultsBookError) -> [UInt8]? {
         _ = try run(id: id)
         return nil
     }

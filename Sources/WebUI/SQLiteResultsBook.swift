@@ -174,6 +174,11 @@ public final class SQLiteResultsBook: ResultsBook {
         return try map { () throws(StoreError) in try store.thumbnail(runID: id, index: index) }
     }
 
+    public func gatePhoto(id: Int64, gateIndex: Int) throws(ResultsBookError) -> [UInt8]? {
+        _ = try run(id: id)
+        return try map { () throws(StoreError) in try store.gatePhoto(runID: id, gateIndex: gateIndex) }
+    }
+
     public func storePhoto(id: Int64, jpeg: [UInt8]) throws(ResultsBookError) {
         try map { () throws(StoreError) in try store.savePhoto(runID: id, jpeg: jpeg, thumbnails: []) }
         changes.add(1, ordering: .relaxed)
@@ -191,7 +196,7 @@ public final class SQLiteResultsBook: ResultsBook {
         return RunRecord(id: r.id ?? 0, seconds: Double(total) / 1e9, splits: splits, startType: r.startType, preset: r.presetID,
                          distanceMetres: r.distance, athleteID: r.athleteID, athleteName: row.athleteName,
                          personalBest: row.bests.personal, wallTime: Double(r.wallStartMs) / 1000 + Double(total) / 1e9,
-                         hasPhoto: row.hasPhoto)
+                         hasPhoto: row.hasPhoto, photoGates: row.photoGates)
     }
 
     static func bookError(_ e: StoreError) -> ResultsBookError {

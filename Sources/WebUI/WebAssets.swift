@@ -300,6 +300,10 @@ function resultItem(v, unit) {
   if (r.splits.length) li.append(el("span", "splits " + r.splits.map((s) => fmt(s, 2)).join(" / "), "small"));
   if (r.personalBest) li.append(el("span", "PR", "pr"));
   if (r.hasPhoto) { const a = el("button", "Photo"); a.onclick = () => showPhoto(r.id); li.append(a); }
+  for (const g of r.photoGates || []) {
+    const a = el("button", g === 0 ? "Start gate" : "Gate " + g);
+    a.onclick = () => showGatePhoto(r.id, g); li.append(a);
+  }
   return li;
 }
 
@@ -312,6 +316,12 @@ function showPhoto(id) {
     t.alt = "Frame " + (i + 1) + " at the gate"; t.onerror = () => t.remove();
     t.src = "/api/results/" + id + "/thumb/" + i + ".jpg"; box.append(t);
   }
+  $("photo-dialog").showModal();
+}
+
+function showGatePhoto(id, gate) {
+  $("photo").src = "/api/results/" + id + "/gates/" + gate + ".jpg";
+  $("photo-thumbs").replaceChildren();
   $("photo-dialog").showModal();
 }
 

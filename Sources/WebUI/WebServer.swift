@@ -154,6 +154,18 @@ public struct WebServer: Sendable {
             return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
                             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
+        router.get("/api/results/:id/gates/:file") { _, context in
+            let id = try s.runID(context)
+            guard let file = context.parameters.get("file"), file.hasSuffix(".jpg"),
+                  let index = Int(file.dropLast(4)), (0...15).contains(index) else {
+                throw APIError.invalid("file", "must be a gate index 0...15 followed by .jpg")
+            }
+            let bytes: [UInt8]?
+            do { bytes = try s.book.gatePhoto(id: id, gateIndex: index) } catch { throw apiError(error) }
+            guard let bytes else { throw APIError(.notFound, field: "file", reason: "run \(id) has no image from gate \(index)") }
+            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
         router.get("/api/bests") { request, _ in
             let athlete = try s.optionalID(request.uri.queryParameters, "athlete")
             do { return try s.json(try s.book.bests(athleteID: athlete).map(s.view)) } catch { throw apiError(error) }

@@ -52,6 +52,13 @@ final class GateServices {
         if let link {
             add(link.fileDescriptor, "race link", to: epoll)
             link.onRaceFinished = { storage.recordRace($0) }
+            // Photos cross the race link both ways: a gate's to its host, the gates' into the host's store.
+            if let photos = storage.photos {
+                photos.forwardsToRace = true
+                link.onRacePhoto = { bundle, crossingNs, gateIndex in
+                    photos.remote(RemotePhoto(bundle: bundle, crossingNs: crossingNs, gateIndex: gateIndex))
+                }
+            }
             web?.onPeerCommand = { command, now in
                 switch command {
                 case let .assignPeer(gate, role, distance): link.assign(gate: gate, role: role, distanceMetres: distance, now: now)
@@ -89,6 +96,7 @@ final class GateServices {
         _ loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         web?.applyCommands(to: &loop, now: now)
         guard let link else { return }
+        while let p = storage.photos?.takeOutgoing() { link.notePhoto(bundle: p.bundle, crossingNs: p.crossingNs, now: now) }
         link.service(now: now, web: web)
         for r in link.takeEngineRequests() {
             switch r {

@@ -34,6 +34,14 @@ struct ClockSkew: Sendable, Hashable {
         let drift = Double(t.nanoseconds - origin.nanoseconds) * ppm * 1e-6
         return MonotonicInstant(nanoseconds: t.nanoseconds + offsetNanoseconds + Int64(drift.rounded()))
     }
+
+    /// The local instant whose skewed reading is `peer`: `apply`'s inverse, to the
+    /// nanosecond.
+    func local(_ peer: MonotonicInstant) -> MonotonicInstant {
+        guard self != .none else { return peer }
+        let sinceOrigin = Double(peer.nanoseconds - offsetNanoseconds - origin.nanoseconds) / (1 + ppm * 1e-6)
+        return MonotonicInstant(nanoseconds: origin.nanoseconds + Int64(sinceOrigin.rounded()))
+    }
 }
 
 /// The wall clock served over NTP: local CLOCK_MONOTONIC (skewed in tests) plus an

@@ -77,6 +77,12 @@ final class PeerLink {
     var onRaceFinished: ((StoredRun) -> Void)?
     /// Host: races finished and handed to `onRaceFinished`.
     private(set) var racesStored = 0
+    /// Host: receives each gate's image of its crossing, with the crossing's instant on
+    /// this gate's CLOCK_MONOTONIC and the gate's place on the course (set by
+    /// `GateServices` to the photo-finish link).
+    var onRacePhoto: ((_ bundle: [UInt8], _ crossingNs: Int64, _ gateIndex: Int) -> Void)?
+    /// Host: images that arrived whole from gates.
+    private(set) var photosReceived = 0
 
     /// How often peer health goes to the web page and drop counters are compared. Why
     /// 1 s: the page shows seconds since last heard; faster buys nothing.
@@ -292,6 +298,20 @@ final class PeerLink {
         perform(now: now)
     }
 
+    /// This gate's photo-finish image (a `PhotoBundle`) of its crossing at local instant
+    /// `crossingNs`: a gate sends it to its host; the host keeps its own (see
+    /// `PhotoFinishLink`).
+    func notePhoto(bundle: [UInt8], crossingNs: Int64, now: MonotonicInstant) {
+        guard race.kind == .gate else { return }
+        if race.localPhoto(crossingTimeMono: peerNow(MonotonicInstant(nanoseconds: crossingNs)), bundle: bundle,
+                           now: peerNow(now), into: &actions) {
+            log.info("photo of the crossing at mono \(crossingNs) ns: sending \(bundle.count) bytes to the host")
+        } else {
+            log.debug("photo of the crossing at mono \(crossingNs) ns: not for a race (no host, or the crossing was not reported)")
+        }
+        perform(now: now)
+    }
+
     /// The board's SoC temperature in °C, read at most every `statusPeriod` (set by `run`
     /// from the board's thermal zone; nil: none).
     var socCelsius: (() -> Double?)?
@@ -354,7 +374,8 @@ final class PeerLink {
     var summary: String {
         "peer link summary: role \(race.kind == .host ? "host" : "gate") id \(race.me.rawValue) epoch \(race.bootEpoch) "
             + "phase \(race.phase) local_crossings \(localCrossings) unsent \(unsentCrossings) race_crossings \(raceCrossings) races_stored \(racesStored) "
-            + "unacknowledged \(race.unacknowledged) accepted \(peerGuard.acceptedCount) dropped \(peerGuard.drops.total)"
+            + "unacknowledged \(race.unacknowledged) accepted \(peerGuard.acceptedCount) dropped \(peerGuard.drops.total) "
+            + "photos_sent \(race.imageCounts.delivered) photos_abandoned \(race.imageCounts.abandoned) photos_received \(photosReceived)"
     }
 
     // MARK: - Actions
@@ -409,6 +430,11 @@ final class PeerLink {
                 engineRequests.append(.reset)
             case let .elected(session):
                 log.notice("race host elected: this gate \(race.me.rawValue) hosts \(session), run \(race.runID)")
+            case let .photo(p):
+                photosReceived += 1
+                let local = options.skew.local(MonotonicInstant(nanoseconds: p.crossing.timeNet.nanoseconds))
+                log.notice("race photo gate=\(p.crossing.gate.rawValue) boot=\(p.crossing.bootEpoch) id=\(p.crossing.crossingID) run=\(p.crossing.runID) index=\(p.crossing.gateIndex) bytes=\(p.bundle.count) mono_ns=\(local.nanoseconds)")
+                onRacePhoto?(p.bundle, local.nanoseconds, p.crossing.gateIndex)
             case let .falseStart(gate, run, reason):
                 log.notice("race false start run=\(run) gate=\(gate.rawValue) reason=\(reason == .buttonReleased ? "button released early" : "movement after Set")")
                 if gate != race.me { engineRequests.append(.falseStartElsewhere) }
@@ -427,7 +453,7 @@ final class PeerLink {
             }
             if let start = race.runStart {
                 // The start crossing is on the network timeline (this host's peer clock).
-                let localStart = now - peerNow(now).since(MonotonicInstant(nanoseconds: start.timeNet.nanoseconds))
+                let localStart = options.skew.local(MonotonicInstant(nanoseconds: start.timeNet.nanoseconds))
                 if let run = RaceResults.storedRun(runID: race.runID, startType: Self.engineStartType(race.runStartType ?? .flying),
                                                    splits: splits, gateCount: race.gates.count,
                                                    localStart: localStart, wallStartMs: StoreEvents.wallMs(of: localStart)) {

@@ -5,8 +5,10 @@ import Foundation
 import GateCore
 import LinuxHardware
 import Logging
+import PeerWire
 import PhotoFinish
 import SQLiteStore
+import Synchronization
 import WebUI
 
 /// A rendered photo finish: the composite and the frames around the crossing, as JPEG.
@@ -15,10 +17,30 @@ struct EncodedPhotoFinish: Sendable {
     var thumbnails: [[UInt8]]
 }
 
+/// A photo of this gate's crossing on its way to the race's host.
+struct OutgoingPhoto: Sendable {
+    var bundle: [UInt8]
+    /// The crossing's instant, local CLOCK_MONOTONIC.
+    var crossingNs: Int64
+}
+
+/// A gate's photo of its crossing, received whole by the race's host.
+struct RemotePhoto: Sendable {
+    var bundle: [UInt8]
+    /// The crossing's instant mapped onto this gate's CLOCK_MONOTONIC.
+    var crossingNs: Int64
+    var gateIndex: Int
+}
+
 /// Takes photo-finish captures off the loop thread, renders and encodes them on its own
-/// thread, and stores each with the run it finished (matched by the crossing's time, see
+/// thread, and stores each with the run it belongs to (matched by the crossing's time, see
 /// `PhotoFinishMatcher`). The loop only pushes onto a bounded queue; a full queue
 /// releases the capture at once and counts it. Every capture is released on every path.
+///
+/// In a race, a gate's photos also go to the host (`takeOutgoing`, for the race link),
+/// and the host stores the gates' photos it receives (`remote`) with the race's run:
+/// each under its gate's place on the course, and the finish gate's as the run's photo
+/// finish.
 final class PhotoFinishLink: @unchecked Sendable {
     /// Why 3: the recorder holds three slots; a capture waiting here still occupies one.
     static let captureCapacity = 3
@@ -30,6 +52,16 @@ final class PhotoFinishLink: @unchecked Sendable {
 
     private let captures = BoundedQueue<PhotoFinishCapture>(capacity: PhotoFinishLink.captureCapacity)
     private let commits = BoundedQueue<CommittedRun>(capacity: PhotoFinishLink.commitCapacity)
+    /// Why 4: photos come one per crossing, a second apart at most a few at a time.
+    private let outgoing = BoundedQueue<OutgoingPhoto>(capacity: 4)
+    private let remotes = BoundedQueue<RemotePhoto>(capacity: 8)
+    /// Set when a race link runs: this gate's photos are also offered to it (set from the
+    /// loop thread, read by the worker).
+    private let forwarding = Atomic<Bool>(false)
+    var forwardsToRace: Bool {
+        get { forwarding.load(ordering: .relaxed) }
+        set { forwarding.store(newValue, ordering: .relaxed) }
+    }
     private let stopping = BoundedQueue<Bool>(capacity: 1)
     private let stopped = DispatchSemaphore(value: 0)
     private let store: RunStore
@@ -65,6 +97,20 @@ final class PhotoFinishLink: @unchecked Sendable {
         if !captures.push(capture) { capture.release() }
     }
 
+    /// Host (race link's thread): a gate's photo arrived whole.
+    func remote(_ photo: RemotePhoto) {
+        if !remotes.push(photo) { log.error("photo finish: queue of gates' photos full; gate \(photo.gateIndex)'s photo dropped") }
+    }
+
+    /// Race link's thread: the next photo of this gate to send to the host, if any.
+    func takeOutgoing() -> OutgoingPhoto? { outgoing.pop() }
+
+    /// Why 500 µs: a gate's photo carries its crossing mapped through that gate's clock
+    /// twice (for the photo and for the run's start), which may differ by the clocks'
+    /// rate error over the run (50 ppm over 10 s); two crossings of one gate are at least
+    /// a frame (4 ms at 250 fps) apart.
+    static let remoteToleranceNs: Int64 = 500_000
+
     /// The store writer's `onCommit` (writer thread): the run may take a waiting photo.
     func committed(_ run: CommittedRun) {
         if !commits.push(run) { log.error("photo finish: commit queue full; run \(run.run.id ?? 0) gets no photo") }
@@ -81,6 +127,7 @@ final class PhotoFinishLink: @unchecked Sendable {
                 var worked = false
                 if let c = captures.pop() { handle(c); worked = true }
                 if let r = commits.pop() { handle(r); worked = true }
+                if let p = remotes.pop() { handle(p); worked = true }
                 if worked { continue }
                 if stopping.count > 0 { break }
                 usleep(Self.idleMicroseconds)
@@ -121,22 +168,51 @@ final class PhotoFinishLink: @unchecked Sendable {
             log.error("photo finish of the crossing at mono \(crossingNs) ns: \(error)")
             return
         }
-        if let runID = matcher.photo(photo, crossingNs: crossingNs) { save(photo, runID: runID) }
+        if forwardsToRace, let bundle = PhotoBundle(photo: photo.jpeg, thumbnails: photo.thumbnails).encoded() {
+            if !outgoing.push(OutgoingPhoto(bundle: bundle, crossingNs: crossingNs)) {
+                log.warning("photo of the crossing at mono \(crossingNs) ns not offered to the race: queue full")
+            }
+        }
+        if let match = matcher.photo(photo, crossingNs: crossingNs) { save(photo, match) }
+    }
+
+    private func handle(_ remote: RemotePhoto) {
+        let photo: EncodedPhotoFinish
+        do {
+            let b = try PhotoBundle(decoding: remote.bundle)
+            photo = EncodedPhotoFinish(jpeg: b.photo, thumbnails: b.thumbnails)
+        } catch {
+            failed += 1
+            log.error("photo from gate \(remote.gateIndex) of the crossing at mono \(remote.crossingNs) ns is not a photo bundle: \(error.description)")
+            return
+        }
+        if let match = matcher.photo(photo, crossingNs: remote.crossingNs, gateIndex: remote.gateIndex,
+                                     toleranceNs: Self.remoteToleranceNs) {
+            save(photo, match)
+        }
     }
 
     private func handle(_ run: CommittedRun) {
-        if let photo = matcher.run(run.run), let id = run.run.id { save(photo, runID: id) }
+        for (photo, match) in matcher.run(run.run) { save(photo, match) }
     }
 
-    private func save(_ photo: EncodedPhotoFinish, runID: Int64) {
+    /// A lone gate's finish photo is the run's photo finish. In a race every gate's photo
+    /// is kept under its place on the course, and the finish gate's is also the run's.
+    private func save(_ photo: EncodedPhotoFinish, _ match: PhotoFinishMatcher<EncodedPhotoFinish>.Match) {
+        let runID = match.runID
         do {
-            try store.savePhoto(runID: runID, jpeg: photo.jpeg, thumbnails: photo.thumbnails)
+            if match.finish {
+                try store.savePhoto(runID: runID, jpeg: photo.jpeg, thumbnails: photo.thumbnails)
+            }
+            if match.race {
+                try store.saveGatePhoto(runID: runID, gateIndex: match.gateIndex, jpeg: photo.jpeg)
+            }
             saved += 1
             book?.photoSaved(runID: runID)
-            log.info("photo finish stored for run \(runID) (\(photo.jpeg.count) bytes, \(photo.thumbnails.count) frames)")
+            log.info("photo \(match.finish ? "finish" : "of gate \(match.gateIndex)") stored for run \(runID) (\(photo.jpeg.count) bytes, \(photo.thumbnails.count) frames)")
         } catch {
             failed += 1
-            log.error("photo finish for run \(runID): \(error)")
+            log.error("photo for run \(runID): \(error)")
         }
     }
 }

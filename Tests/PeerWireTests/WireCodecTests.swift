@@ -125,7 +125,7 @@ import Testing
         #expect(try mutated(announce, at: 3, to: 7) == .malformed("roleWish"))
         let chunk = Message.thumbnailChunk(ThumbnailChunk(imageID: 1, chunkIndex: 0, chunkCount: 1, bytes: [1]))
         #expect(try mutated(chunk, at: 5, to: 1) == .malformed("chunkIndex"))
-        #expect(try mutated(chunk, at: 7, to: 0xFF) == .malformed("chunkCount"))
+        #expect(try mutated(chunk, at: 6, to: 0xFF) == .malformed("chunkCount"))  // 0xFF01 chunks.
     }
 
     @Test func encoderRefusesWhatTheDecoderWould() {
@@ -167,7 +167,47 @@ import Testing
             #expect(bytes.count + 16 < Wire.maxDatagramLength)
         }
         #expect(ThumbnailChunk.split(imageID: 1, image: []) == nil)
-        #expect(ThumbnailChunk.split(imageID: 1, image: [UInt8](repeating: 0, count: 64 * 1024 + 1)) == nil)
+        #expect(ThumbnailChunk.split(imageID: 1, image: [UInt8](repeating: 0, count: ThumbnailChunk.maxChunks * ThumbnailChunk.maxBytes))?.count
+            == ThumbnailChunk.maxChunks)
+        #expect(ThumbnailChunk.split(imageID: 1, image: [UInt8](repeating: 0, count: ThumbnailChunk.maxChunks * ThumbnailChunk.maxBytes + 1)) == nil)
+    }
+
+    @Test func thumbnailAckRefusesBitsPastItsCount() throws {
+        #expect(Result { () throws(WireError) -> [UInt8] in
+            try Envelope(session: .none, sender: GateID(1), bootEpoch: 1, sequence: 1,
+                         message: .thumbnailAck(ThumbnailAck(imageID: 1, chunkCount: 3, received: [0b1000]))).encoded()
+        }.failureValue == .malformed("received"))
+        func mutated(_ message: Message, at payloadOffset: Int, to value: UInt8) throws -> WireError? {
+            var bytes = try Envelope(session: .none, sender: GateID(1), bootEpoch: 1, sequence: 1, message: message).encoded()
+            bytes[Wire.headerLength + payloadOffset] = value
+            return decodeResult(bytes).failureValue
+        }
+        let ack = Message.thumbnailAck(ThumbnailAck(imageID: 1, flags: [true, true, false]))
+        // Payload: imageID (4), chunkCount (2), one bitmap byte; set bit 3 (chunk 3 of 3).
+        #expect(try mutated(ack, at: 6, to: 0b1011) == .malformed("received"))
+        #expect(try mutated(ack, at: 5, to: 0) == .malformed("chunkCount"))
+    }
+
+    @Test func photoBundleRoundTripAndRefusals() throws {
+        let photo: [UInt8] = [0xFF, 0xD8] + (0 ..< 3000).map { UInt8(truncatingIfNeeded: $0) }
+        let thumbs: [[UInt8]] = [[0xFF, 0xD8, 1], [0xFF, 0xD8, 2, 3]]
+        let bytes = try #require(PhotoBundle(photo: photo, thumbnails: thumbs).encoded())
+        let back = try PhotoBundle(decoding: bytes)
+        #expect(back.photo == photo && back.thumbnails == thumbs)
+        #expect(PhotoBundle(photo: [], thumbnails: []).encoded() == nil)
+        #expect(PhotoBundle(photo: [0xFF, 0xD8], thumbnails: Array(repeating: [0xFF, 0xD8], count: 16)).encoded() == nil)
+        #expect(PhotoBundle(photo: [0xFF, 0xD8] + [UInt8](repeating: 0, count: ThumbnailChunk.maxChunks * ThumbnailChunk.maxBytes),
+                            thumbnails: []).encoded() == nil)
+        func refusal(_ b: [UInt8]) -> WireError? {
+            Result { () throws(WireError) in try PhotoBundle(decoding: b) }.failureValue
+        }
+        #expect(refusal([]) == .malformed("bundle count"))
+        #expect(refusal([0]) == .malformed("bundle count"))
+        #expect(refusal(Array(bytes.dropLast())) == .malformed("bundle part 2 length"))
+        #expect(refusal(bytes + [0]) == .malformed("bundle trailing bytes"))
+        var notJPEG = bytes
+        notJPEG[5] = 0x00
+        #expect(refusal(notJPEG) == .malformed("bundle part 0 is not JPEG"))
     }
 
     @Test func readinessFromDetectorStatus() {

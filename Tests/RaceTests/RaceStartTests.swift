@@ -228,3 +228,43 @@ extension RaceStartTests {
         #expect((1...3).allSatisfy { sim.gates[$0].session.unacknowledged == 0 })
     }
 }
+
+@Suite struct RaceDistanceTests {
+    /// Moving a gate on the page tells every gate at once (`distanceChange`), besides the
+    /// assignments; the moved gate takes its new distance from it alone.
+    @Test func aMovedGateHearsItsNewDistance() throws {
+        var sim = try RaceStartTests.course(.flying, link: SimulatedLink())
+        var host = sim.gates[0].session
+        var actions: [RaceAction] = []
+        try host.assign(RaceStartTests.finish, role: .finish, distanceMetres: 36.576, into: &actions)
+        let changes = actions.compactMap { a -> (GateID, DistanceChange)? in
+            guard case let .send(e, to) = a, case let .distanceChange(d) = e.message else { return nil }
+            return (to, d)
+        }
+        #expect(Set(changes.map(\.0)) == [RaceStartTests.starter, RaceStartTests.finish])
+        #expect(changes.allSatisfy { $0.1 == DistanceChange(gate: RaceStartTests.finish, distanceFromStartMetres: 36.576) })
+        // The same distance again is no move: no message.
+        actions.removeAll()
+        try host.assign(RaceStartTests.finish, role: .finish, distanceMetres: 36.576, into: &actions)
+        #expect(!actions.contains { if case let .send(e, _) = $0, case .distanceChange = e.message { true } else { false } })
+
+        // The finish gate, given only the distance change, moves.
+        var gate = sim.gates[2].session
+        actions.removeAll()
+        let e = Envelope(session: host.session, sender: host.me, bootEpoch: host.bootEpoch, sequence: 1_000_000,
+                         message: .distanceChange(DistanceChange(gate: RaceStartTests.finish, distanceFromStartMetres: 36.576)))
+        gate.receive(e, now: sim.local(2), into: &actions)
+        #expect(gate.assignment?.distanceFromStartMetres == 36.576)
+        #expect(actions.contains { if case let .assigned(a) = $0 { a.distanceFromStartMetres == 36.576 } else { false } })
+        // Another gate's move changes nothing here.
+        var other = sim.gates[1].session
+        actions.removeAll()
+        other.receive(e, now: sim.local(1), into: &actions)
+        #expect(other.assignment?.distanceFromStartMetres == 0 && actions.isEmpty)
+
+        // Through the link, every gate ends up with the course the host holds.
+        try sim.assign(RaceStartTests.finish, role: .finish, distanceMetres: 40)
+        sim.run(until: 17 * RaceStartTests.s)
+        #expect(sim.gates[2].session.assignment?.distanceFromStartMetres == 40)
+    }
+}

@@ -134,8 +134,9 @@ import Testing
                 VALUES (1, 1, 30, 3600000000, 3600000000, 8.33, 1000000);
             """)
         let store = try RunStore(path: dir.dbPath, logger: quietLog)
-        #expect(try store.appliedMigrations().count == 2)
+        #expect(try store.appliedMigrations().count == 3)
         #expect(try store.integrityCheck() == ["ok"])
+        #expect(try store.history().allSatisfy { $0.photoGates.isEmpty })
         #expect(try store.count() == 2)
         #expect(try store.run(id: 1).run.splits.count == 1)
         #expect(try store.athlete(id: 1).birthdate == CalendarDate("1990-01-31"))

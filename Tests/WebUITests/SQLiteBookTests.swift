@@ -201,6 +201,38 @@ let tinyJPEG: [UInt8] = [
             }
         }
     }
+
+    /// A race's gates' images, stored through SQLite (migration v3), listed with the run
+    /// and served per gate.
+    @Test func gatePhotosOfARaceAreListedAndServed() async throws {
+        let f = try StoreFixture()
+        try f.commit(StoreFixture.run(6.8))
+        let id = try #require(try f.store.history().first?.run.id)
+        let lap = tinyJPEG + [7]
+        try f.store.saveGatePhoto(runID: id, gateIndex: 2, jpeg: tinyJPEG)
+        try f.store.saveGatePhoto(runID: id, gateIndex: 1, jpeg: lap)
+        #expect(throws: StoreError.self) { try f.store.saveGatePhoto(runID: id, gateIndex: 16, jpeg: tinyJPEG) }
+        #expect(throws: StoreError.self) { try f.store.saveGatePhoto(runID: id, gateIndex: 1, jpeg: [1, 2, 3]) }
+        #expect(throws: StoreError.self) { try f.store.saveGatePhoto(runID: id + 1, gateIndex: 1, jpeg: tinyJPEG) }
+        #expect(try f.store.history().first?.photoGates == [1, 2])
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/results/\(id)", method: .get) { r in
+                #expect((r.json["run"] as? [String: Any])?["photoGates"] as? [Int] == [1, 2])
+            }
+            try await client.execute(uri: "/api/results/\(id)/gates/1.jpg", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "image/jpeg")
+                #expect(Array(r.body.readableBytesView) == lap)
+            }
+            try await client.execute(uri: "/api/results/\(id)/gates/0.jpg", method: .get) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/results/\(id)/gates/16.jpg", method: .get) { r in
+                #expect(r.status == .badRequest && r.errorField == "file")
+            }
+            try await client.execute(uri: "/api/results/\(id + 1)/gates/1.jpg", method: .get) { r in #expect(r.status == .notFound) }
+        }
+        // Deleting the run deletes its gates' images.
+        try f.store.deleteRun(id: id)
+        #expect(try f.store.gatePhoto(runID: id, gateIndex: 1) == nil)
+    }
 }
 
 @Suite struct PhotoFinishMatcherTests {
@@ -216,11 +248,13 @@ let tinyJPEG: [UInt8] = [
         // The flying start's photo belongs to no run; the finish's does.
         #expect(m.photo("start", crossingNs: 10_000_000_000) == nil)
         #expect(m.photo("finish", crossingNs: 13_100_000_000) == nil)
-        #expect(m.run(run1) == "finish")
+        let first = m.run(run1)
+        #expect(first.map(\.photo) == ["finish"])
+        #expect(first.first?.match == .init(runID: 1, gateIndex: 0, finish: true))
         let run2 = Self.committed(2, startNs: 20_000_000_000, seconds: 2.9)
-        #expect(m.run(run2) == nil)
+        #expect(m.run(run2).isEmpty)
         #expect(m.pendingRuns == 1)
-        #expect(m.photo("late", crossingNs: 22_900_000_000) == 2)
+        #expect(m.photo("late", crossingNs: 22_900_000_000)?.runID == 2)
         #expect(m.pendingRuns == 0)
         // A photo 1 ms off is another crossing.
         #expect(m.photo("other", crossingNs: 22_901_000_000) == nil)
@@ -231,13 +265,38 @@ let tinyJPEG: [UInt8] = [
         var fs = Self.committed(3, startNs: 1_000, seconds: 1)
         fs.falseStart = true
         fs.totalNs = nil
-        #expect(m.run(fs) == nil)
+        #expect(m.run(fs).isEmpty)
         #expect(m.pendingRuns == 0)
         for i in 0..<3 { #expect(m.photo(i, crossingNs: Int64(i) * 1_000_000_000) == nil) }
         #expect(m.pendingPhotos == 2)
         #expect(m.unmatchedPhotos == 1)
         // Photo 0 was pushed out: a run finishing then finds nothing.
-        #expect(m.run(Self.committed(4, startNs: -3_000_000_000, seconds: 3)) == nil)
-        #expect(m.run(Self.committed(5, startNs: 0, seconds: 2)) == 2)
+        #expect(m.run(Self.committed(4, startNs: -3_000_000_000, seconds: 3)).isEmpty)
+        #expect(m.run(Self.committed(5, startNs: 0, seconds: 2)).map(\.photo) == [2])
+    }
+
+    /// A race's run: the start and every split are instants a photo may show, each at its
+    /// gate's place; another gate's photo matches only its own place, within its tolerance.
+    @Test func everyGateOfARaceFindsItsPhoto() {
+        var m = PhotoFinishMatcher<String>()
+        var race = Self.committed(9, startNs: 50_000_000_000, seconds: 6.8)
+        race.gateCount = 3
+        race.splits = [StoredSplit(gateIndex: 1, distance: 30, timeNs: 3_600_000_000, segmentNs: 3_600_000_000, segmentSpeed: nil,
+                                   syncUncertaintyNs: 100_000),
+                       StoredSplit(gateIndex: 2, distance: 60, timeNs: 6_800_000_000, segmentNs: 3_200_000_000, segmentSpeed: nil,
+                                   syncUncertaintyNs: 100_000)]
+        // The host's own photo of the start came first; the lap gate's is 300 µs off.
+        #expect(m.photo("start", crossingNs: 50_000_000_000) == nil)
+        let early = m.run(race)
+        #expect(early.map(\.photo) == ["start"])
+        #expect(early.first?.match == .init(runID: 9, gateIndex: 0, finish: false, race: true))
+        // The right instant at the wrong place is not a match; nor is one past the tolerance.
+        #expect(m.photo("wrong place", crossingNs: 53_600_000_000, gateIndex: 2, toleranceNs: 500_000) == nil)
+        #expect(m.photo("too far", crossingNs: 53_600_600_000, gateIndex: 1, toleranceNs: 500_000) == nil)
+        #expect(m.photo("lap", crossingNs: 53_600_300_000, gateIndex: 1, toleranceNs: 500_000)
+            == .init(runID: 9, gateIndex: 1, finish: false, race: true))
+        #expect(m.photo("finish", crossingNs: 56_799_800_000, gateIndex: 2, toleranceNs: 500_000)
+            == .init(runID: 9, gateIndex: 2, finish: true, race: true))
+        #expect(m.pendingRuns == 0)
     }
 }
