@@ -205,7 +205,11 @@ extension DemoCommand {
             // Two or more frames in one wake-up: the loop was late by more than a frame period.
             if loop.stats.frames &- before > 1 { lateWakeups += 1 }
             if loop.camera.state == .absent {
-                passStart = now + gap
+                // Passes on a fixed schedule from the start (unless the loop fell behind by
+                // more than the gap): demo gates started a set time apart see the runners
+                // that far apart on every pass, as gates along a course would.
+                let due = passStart + .seconds(Double(spec.frameCount) / fps) + gap
+                passStart = now < due ? due : now + gap
                 passes += 1
                 loop.camera = ReplayFrameSource(spec: spec, start: passStart)
                 try? loop.camera.open()
