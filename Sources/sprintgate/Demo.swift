@@ -59,6 +59,9 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Pause between \"Set\" and the start sound of a voice start, seconds (0.5...5; default 1.5 to 2.3 at random).")
     var setPause: Double?
 
+    @Option(help: ArgumentHelp("With --web: a stand-in athlete holds the start button from the start of each pass and lets go this many seconds into it (0.1...10), for button-release starts.", valueName: "seconds"))
+    var buttonRelease: Double?
+
     @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
 
@@ -67,6 +70,7 @@ struct DemoCommand: ParsableCommand {
             guard (1...65535).contains(port) else { fail("--web \(port) is not a port (1...65535)") }
             guard (30...1000).contains(fps) else { fail("--fps \(fps) is outside 30...1000") }
             if let s = seconds, !(s > 0) { fail("--seconds must be positive") }
+            if let b = buttonRelease, !(0.1...10).contains(b) { fail("--button-release \(b) is outside 0.1...10 s") }
             try runLive(port: port)
             return
         }
@@ -165,8 +169,20 @@ extension DemoCommand {
         var passStart = Sys.monotonicNow() + gap
         var camera = ReplayFrameSource(spec: spec, start: passStart)
         do { try camera.open() } catch { fail(error.description) }
+        // The stand-in athlete's hand on the start button: pressed as each pass starts,
+        // let go `buttonRelease` seconds into it, stamped like kernel edges.
+        var buttonEdges: UInt32 = 0
+        func holdButton(from start: MonotonicInstant) -> [LineEvent] {
+            guard let hold = buttonRelease else { return [] }
+            buttonEdges += 2
+            return [LineEvent(role: .startButton, edge: .rising, timestamp: start, lineSequence: buttonEdges - 1, globalSequence: buttonEdges - 1),
+                    LineEvent(role: .startButton, edge: .falling, timestamp: start + .seconds(hold), lineSequence: buttonEdges,
+                              globalSequence: buttonEdges)]
+        }
         let detector = PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height)
-        var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: config))
+        var lines = FakeLines()
+        lines.pending = holdButton(from: passStart)
+        var loop = GateLoop(camera: camera, lines: lines, sound: RecordingBeeper(), detector: detector, engine: Engine(config: config))
         storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: detectorConfig(for: spec).gateX, fps: fps, log: log)
         let t0 = Sys.monotonicNow()
         var peerLog = Logger(label: "sprintgate.peer")
@@ -210,6 +226,7 @@ extension DemoCommand {
                 // that far apart on every pass, as gates along a course would.
                 let due = passStart + .seconds(Double(spec.frameCount) / fps) + gap
                 passStart = now < due ? due : now + gap
+                loop.lines.pending += holdButton(from: passStart)
                 passes += 1
                 loop.camera = ReplayFrameSource(spec: spec, start: passStart)
                 try? loop.camera.open()
