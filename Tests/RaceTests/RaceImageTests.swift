@@ -71,6 +71,7 @@ import Testing
         }
         // Loss cost repeats, but not whole images again: under 30 % more chunks than needed.
         let needed = sent.reduce(0) { $0 + ($1.bundle.count + ThumbnailChunk.maxBytes - 1) / ThumbnailChunk.maxBytes }
+        print("seed \(seed): \(sent.count) photos, \(sim.chunksSent) chunks sent for \(needed) (\(sim.chunkAcks) acknowledgements)")
         #expect(sim.chunksSent >= needed && Double(sim.chunksSent) <= 1.3 * Double(needed), "\(sim.chunksSent) chunks for \(needed)")
         #expect(sim.lost > 0 && sim.undecodable == 0)
     }
