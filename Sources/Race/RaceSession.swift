@@ -831,7 +831,10 @@ public struct RaceSession: Sendable {
         case let .thumbnailAck(a):
             imageSender.ack(a, from: e.sender)
         case let .distanceChange(d) where d.gate == me:
+            // Like an assignment: one older than the assignment in force changes nothing.
+            if let last = assignmentFrom, (e.bootEpoch, e.sequence) <= (last.bootEpoch, last.sequence) { break }
             if var a = assignment, a.distanceFromStartMetres != d.distanceFromStartMetres {
+                assignmentFrom = (e.bootEpoch, e.sequence)
                 a.distanceFromStartMetres = d.distanceFromStartMetres
                 assignment = a
                 actions.append(.assigned(a))

@@ -256,6 +256,12 @@ extension RaceStartTests {
         gate.receive(e, now: sim.local(2), into: &actions)
         #expect(gate.assignment?.distanceFromStartMetres == 36.576)
         #expect(actions.contains { if case let .assigned(a) = $0 { a.distanceFromStartMetres == 36.576 } else { false } })
+        // A move sent before the assignment in force (delivered late) changes nothing.
+        let stale = Envelope(session: host.session, sender: host.me, bootEpoch: host.bootEpoch, sequence: 999_999,
+                             message: .distanceChange(DistanceChange(gate: RaceStartTests.finish, distanceFromStartMetres: 50)))
+        actions.removeAll()
+        gate.receive(stale, now: sim.local(2), into: &actions)
+        #expect(gate.assignment?.distanceFromStartMetres == 36.576 && actions.isEmpty)
         // Another gate's move changes nothing here.
         var other = sim.gates[1].session
         actions.removeAll()
