@@ -81,12 +81,17 @@ final class GateServices {
         on loop: inout GateLoop<C, L, S>, console: @escaping (LoopEvent) -> Void) {
         let link = link, web = web, storage = storage
         loop.observer = { event in
+            // In a race session the results are the race's (the host stores them): this
+            // gate's engine only arms, starts and gives feedback, and its own runs (a
+            // flying start and the next athlete through the same gate) are not stored.
+            let racing = link?.inSession ?? false
             if let link {
                 if case let .crossing(c) = event { link.noteCrossing(c) }
                 if case let .action(a, _) = event { link.noteEngine(a) }
             }
+            web?.racing = racing
             web?.observe(event)
-            storage.observe(event)
+            if !racing { storage.observe(event) }
             console(event)
         }
     }

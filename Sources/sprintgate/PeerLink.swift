@@ -124,6 +124,12 @@ final class PeerLink {
         sendBuffer.deallocate()
     }
 
+    /// In a race session: a host with a gate that joined, or a gate with a host. Its
+    /// results are then the race's, not this gate's own engine's.
+    var inSession: Bool {
+        race.kind == .host ? race.gates.contains { $0.id != race.me && $0.joined } : race.host != nil
+    }
+
     /// This gate's peer clock at local instant `t`.
     private func peerNow(_ t: MonotonicInstant) -> MonotonicInstant { options.skew.apply(t) }
 

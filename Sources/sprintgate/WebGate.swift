@@ -119,9 +119,12 @@ final class WebGate: @unchecked Sendable {
         }
     }
 
+    /// Set while a race session runs (loop thread): the engine's own runs are not results.
+    var racing = false
+
     private func finish(seconds: Double, config: EngineConfig) {
         // The storage thread records the run; the board hears of it when it is committed.
-        if bookStoresRuns { return }
+        if bookStoresRuns || racing { return }
         let splits = config.solo ? [] : laps.map(\.splitSeconds).dropLast()
         let run = TimedRun(seconds: seconds, splits: Array(splits), startType: config.startType.rawValue, preset: preset?.id,
                            distanceMetres: config.solo ? nil : preset?.distance, wallTime: Date().timeIntervalSince1970)
