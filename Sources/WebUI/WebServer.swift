@@ -139,32 +139,23 @@ public struct WebServer: Sendable {
             let bytes: [UInt8]?
             do { bytes = try s.book.photo(id: id) } catch { throw apiError(error) }
             guard let bytes else { throw APIError(.notFound, field: "id", reason: "run \(id) has no photo-finish image") }
-            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            return s.jpeg(bytes)
         }
         router.get("/api/results/:id/thumb/:file") { _, context in
             let id = try s.runID(context)
-            guard let file = context.parameters.get("file"), file.hasSuffix(".jpg"),
-                  let index = Int(file.dropLast(4)), (0...63).contains(index) else {
-                throw APIError.invalid("file", "must be a thumbnail number 0...63 followed by .jpg")
-            }
+            let index = try s.jpegIndex(context, 0...63, "a thumbnail number")
             let bytes: [UInt8]?
             do { bytes = try s.book.thumbnail(id: id, index: index) } catch { throw apiError(error) }
             guard let bytes else { throw APIError(.notFound, field: "file", reason: "run \(id) has no thumbnail \(index)") }
-            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            return s.jpeg(bytes)
         }
         router.get("/api/results/:id/gates/:file") { _, context in
             let id = try s.runID(context)
-            guard let file = context.parameters.get("file"), file.hasSuffix(".jpg"),
-                  let index = Int(file.dropLast(4)), (0...15).contains(index) else {
-                throw APIError.invalid("file", "must be a gate index 0...15 followed by .jpg")
-            }
+            let index = try s.jpegIndex(context, 0...15, "a gate index")
             let bytes: [UInt8]?
             do { bytes = try s.book.gatePhoto(id: id, gateIndex: index) } catch { throw apiError(error) }
             guard let bytes else { throw APIError(.notFound, field: "file", reason: "run \(id) has no image from gate \(index)") }
-            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            return s.jpeg(bytes)
         }
         router.get("/api/bests") { request, _ in
             let athlete = try s.optionalID(request.uri.queryParameters, "athlete")
@@ -380,6 +371,22 @@ public struct WebServer: Sendable {
             return s
         default: throw APIError.invalid(key, "must be a string")
         }
+    }
+
+    /// The number `N` of a `{file}` path parameter `N.jpg`, within `range`; 400 naming
+    /// `what` otherwise.
+    func jpegIndex(_ context: WebContext, _ range: ClosedRange<Int>, _ what: String) throws -> Int {
+        guard let file = context.parameters.get("file"), file.hasSuffix(".jpg"),
+              let index = Int(file.dropLast(4)), range.contains(index) else {
+            throw APIError.invalid("file", "must be \(what) \(range.lowerBound)...\(range.upperBound) followed by .jpg")
+        }
+        return index
+    }
+
+    /// A stored JPEG; images of a run never change, so phones may keep them a day.
+    func jpeg(_ bytes: [UInt8]) -> Response {
+        Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     func runID(_ context: WebContext) throws -> Int64 {
