@@ -54,7 +54,6 @@ final class GateServices {
             link.onRaceFinished = { storage.recordRace($0) }
             // Photos cross the race link both ways: a gate's to its host, the gates' into the host's store.
             if let photos = storage.photos {
-                photos.forwardsToRace = true
                 link.onRacePhoto = { bundle, crossingNs, gateIndex in
                     photos.remote(RemotePhoto(bundle: bundle, crossingNs: crossingNs, gateIndex: gateIndex))
                 }
@@ -101,6 +100,7 @@ final class GateServices {
         _ loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         web?.applyCommands(to: &loop, now: now)
         guard let link else { return }
+        storage.photos?.forwardsToRace = link.sendsPhotos
         while let p = storage.photos?.takeOutgoing() { link.notePhoto(bundle: p.bundle, crossingNs: p.crossingNs, now: now) }
         link.service(now: now, web: web)
         for r in link.takeEngineRequests() {

@@ -130,6 +130,9 @@ final class PeerLink {
         race.kind == .host ? race.gates.contains { $0.id != race.me && $0.joined } : race.host != nil
     }
 
+    /// A gate with a host: its photos go to the host (a host keeps its own).
+    var sendsPhotos: Bool { race.kind == .gate && race.host != nil }
+
     /// This gate's peer clock at local instant `t`.
     private func peerNow(_ t: MonotonicInstant) -> MonotonicInstant { options.skew.apply(t) }
 

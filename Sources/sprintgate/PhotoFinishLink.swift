@@ -55,8 +55,8 @@ final class PhotoFinishLink: @unchecked Sendable {
     /// Why 4: photos come one per crossing, a second apart at most a few at a time.
     private let outgoing = BoundedQueue<OutgoingPhoto>(capacity: 4)
     private let remotes = BoundedQueue<RemotePhoto>(capacity: 8)
-    /// Set when a race link runs: this gate's photos are also offered to it (set from the
-    /// loop thread, read by the worker).
+    /// Set while this gate is a race gate with a host: its photos are also offered to the
+    /// race link (set from the loop thread, read by the worker).
     private let forwarding = Atomic<Bool>(false)
     var forwardsToRace: Bool {
         get { forwarding.load(ordering: .relaxed) }
