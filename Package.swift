@@ -134,13 +134,25 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The daemon's services around the gate loop: race link, storage thread, web wiring,
+        // photo-finish link, NTP server. The executable parses arguments and wires adapters;
+        // tests drive these in-process.
+        .target(
+            name: "GateDaemon",
+            dependencies: [
+                "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
+                "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "SQLiteStore", "WebUI",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Per-thread malloc counter used by the allocation checks.
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "sprintgate",
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
-                "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI",
+                "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI", "GateDaemon",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -178,6 +190,12 @@ let package = Package(
                     swiftSettings: strictSettings),
         .testTarget(name: "PeerWireTests", dependencies: ["GateCore", "PeerWire", "PeerAuth"], swiftSettings: strictSettings),
         .testTarget(name: "RaceTests", dependencies: ["GateCore", "PeerWire", "PeerAuth", "ClockSync", "Race"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "GateDaemonTests",
+            dependencies: ["GateCore", "Engine", "GateSim", "LinuxHardware", "Race", "SQLiteStore", "WebUI", "GateDaemon",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "PhotoFinishTests", dependencies: ["GateCore", "PhotoFinish", "CMallocCounter"], swiftSettings: strictSettings),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),

@@ -6,6 +6,7 @@ import Detector
 import Engine
 import Foundation
 import GateCore
+import GateDaemon
 import GateSim
 import LinuxHardware
 import Logging
@@ -14,7 +15,7 @@ import WebUI
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Time a two-gate session on built-in clips and print it; or serve one gate's page (--web).",
+        abstract: "Time a two-gate session on built-in clips and print it; or run it in real time and serve its page (--web).",
         discussion: """
             A start gate and a finish gate 30 m apart, each with its own camera clip (the \
             sprint scene at 120 fps, rendered from its scene description, so it ships inside \
@@ -26,10 +27,17 @@ struct DemoCommand: ParsableCommand {
             0.45 s apart: a flying start takes the first, the second stops the clock) and \
             prints its crossings, LEDs and buzzer.
 
-            With --web PORT the demo runs in real time instead, replaying the clip over and \
-            over, and serves the gate's web page and live board on that port (the PIN is \
-            printed and kept in --state-dir). It prints the stats line every 10 s and a \
-            summary at the end (frames, late wake-ups, worst latency).
+            With --web PORT the same two gates run in real time, in this process, as the daemon \
+            runs them: each its own loop, storage and clock, over the race link on loopback \
+            UDP. The athlete runs a flying 30 m, then a 30 m from the start gate's button, \
+            every 15 s; each result is printed with the true time, stored in --state-dir and \
+            shown on the start gate's page and live board on that port (the PIN is printed and \
+            kept in --state-dir).
+
+            With --web PORT --lone-gate (or with race options, to join a session) one gate \
+            replays the two-runners clip over and over and serves its page. It prints the \
+            stats line every 10 s and a summary at the end (frames, late wake-ups, worst \
+            latency).
             """)
 
     @Flag(help: "Only the crossings, one JSON object per line.")
@@ -59,6 +67,9 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Pause between \"Set\" and the start sound of a voice start, seconds (0.5...5; default 1.5 to 2.3 at random).")
     var setPause: Double?
 
+    @Flag(help: "With --web: one gate alone on the two-runners clip instead of the two-gate session (implied by the race options and --button-release).")
+    var loneGate = false
+
     @Option(help: ArgumentHelp("With --web: a stand-in athlete holds the start button from the start of each pass and lets go this many seconds into it (0.1...10), for button-release starts.", valueName: "seconds"))
     var buttonRelease: Double?
 
@@ -71,7 +82,11 @@ struct DemoCommand: ParsableCommand {
             guard (30...1000).contains(fps) else { fail("--fps \(fps) is outside 30...1000") }
             if let s = seconds, !(s > 0) { fail("--seconds must be positive") }
             if let b = buttonRelease, !(0.1...10).contains(b) { fail("--button-release \(b) is outside 0.1...10 s") }
-            try runLive(port: port)
+            if loneGate || buttonRelease != nil || peers.joinsRace {
+                try runLive(port: port)
+            } else {
+                try runSession(port: port)
+            }
             return
         }
         guard let spec = SceneCatalog.scene("two-runners", fps: 120, variant: 3) else { fail("demo scene missing") }
@@ -130,6 +145,48 @@ struct DemoCommand: ParsableCommand {
 }
 
 extension DemoCommand {
+    /// Makes `path` (and its parents) or exits with what went wrong.
+    func makeDirectory(_ path: String) {
+        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
+            fail("cannot create --state-dir \(stateDir): \(error.localizedDescription)")
+        }
+    }
+
+    /// The live demo's epoll loop, which SIGTERM, SIGINT and SIGHUP wake to stop in order.
+    func openLoop() -> EpollLoop {
+        do {
+            let epoll = try EpollLoop()
+            try epoll.catchStopSignals()
+            return epoll
+        } catch { fail(error.description) }
+    }
+
+    /// A flying start, with the voice start's pauses as the options set them.
+    func liveConfig() -> EngineConfig {
+        var config = EngineConfig()
+        config.startType = .flying
+        if let m = marksPause { config.marksPause = m...m }
+        if let p = setPause { config.setPause = p...p }
+        if let problem = config.validate() { fail(problem) }
+        return config
+    }
+
+    /// The demo's page on `port`, its PIN printed: `spec`'s clip stands for the camera.
+    func startPage(port: Int, config: EngineConfig, preset: Preset?, spec: SceneSpec, mode: String, book: any ResultsBook,
+                   wakeFD: Int32, log: Logger) -> WebGate {
+        let web: WebGate
+        do {
+            web = try WebGate(gateName: "SprintGate demo", stateDirectory: stateDir, config: config, preset: preset,
+                              speedUnit: .metresPerSecond,
+                              details: ["camera": "demo clip \(spec.width)x\(spec.height) at \(Int(fps)) fps",
+                                        "state directory": stateDir, "mode": mode],
+                              book: book, wakeFD: wakeFD, log: log)
+        } catch { fail("\(error)") }
+        web.start(host: webHost, port: port)
+        print("web PIN: \(web.server.pin.value)")
+        return web
+    }
+
     /// The demo clip in real time on the epoll loop, with the web page on Hummingbird's
     /// threads: page commands wake the loop through its eventfd.
     func runLive(port: Int) throws {
@@ -138,32 +195,14 @@ extension DemoCommand {
         Sys.lineBufferedStandardOutput()
         var log = Logger(label: "sprintgate.web")
         log.logLevel = .notice
-        do { try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true) } catch {
-            fail("cannot create --state-dir \(stateDir): \(error.localizedDescription)")
-        }
-        var epoll: EpollLoop
-        do {
-            epoll = try EpollLoop()
-            try epoll.catchStopSignals()
-        } catch { fail(error.description) }
+        makeDirectory(stateDir)
+        var epoll = openLoop()
         let preset = Preset.named("flying-30m")
-        var config = EngineConfig()
-        config.startType = .flying
-        if let m = marksPause { config.marksPause = m...m }
-        if let p = setPause { config.setPause = p...p }
-        if let problem = config.validate() { fail(problem) }
+        let config = liveConfig()
         // Results and photo finishes go to the SQLite store under --state-dir, as on a gate.
         let storage = GateStorage.start(stateDirectory: stateDir, demoPreset: preset, log: log)
-        let web: WebGate
-        do {
-            web = try WebGate(gateName: "SprintGate demo", stateDirectory: stateDir, config: config, preset: preset,
-                              speedUnit: .metresPerSecond,
-                              details: ["camera": "demo clip \(spec.width)x\(spec.height) at \(Int(fps)) fps",
-                                        "state directory": stateDir, "mode": "demo (simulated lines, no sound)"],
-                              book: storage.book, wakeFD: epoll.wakeFD, log: log)
-        } catch { fail("\(error)") }
-        web.start(host: webHost, port: port)
-        print("web PIN: \(web.server.pin.value)")
+        let web = startPage(port: port, config: config, preset: preset, spec: spec, mode: "demo (simulated lines, no sound)",
+                            book: storage.book, wakeFD: epoll.wakeFD, log: log)
         // Why: half a second between passes lets the detector see an empty gate again.
         let gap = Span.milliseconds(500)
         var passStart = Sys.monotonicNow() + gap
@@ -187,8 +226,8 @@ extension DemoCommand {
         let t0 = Sys.monotonicNow()
         var peerLog = Logger(label: "sprintgate.peer")
         peerLog.logLevel = .info
-        let services = GateServices(storage: storage, web: web, peers: peers,
-                                    peerSettings: nil, stateDirectory: stateDir, epoll: epoll, now: t0, peerLog: peerLog, log: log)
+        let services = peers.services(storage: storage, web: web, settings: nil, stateDirectory: stateDir, epoll: epoll, now: t0,
+                                      peerLog: peerLog, log: log)
         services.install(on: &loop) { event in
             switch event {
             case let .statsLine(line): print(StatsWindow.header + "\n" + line)

@@ -7,6 +7,7 @@ import GateCore
 import LinuxHardware
 import Logging
 import Race
+import GateDaemon
 
 /// `--ntp-port`, and `--peer-role`, `--peer-port`, `--pairing-code`, `--peer-host-address`,
 /// `--gate-id`. The race options override the `[peers]` table of the settings file;
@@ -32,6 +33,9 @@ struct PeerArguments: ParsableArguments {
 
     @Option(help: ArgumentHelp("For tests only: this gate's id (default: kept in the state directory).", visibility: .hidden))
     var gateID: UInt32?
+
+    /// Some race option was given (the demo then runs one gate that joins a session).
+    var joinsRace: Bool { peerRole != nil || pairingCode != nil || peerPort != nil || peerHostAddress != nil || gateID != nil }
 
     /// The race options, or nil when racing is off. Exits with a clear message on bad values.
     /// `--test-clock-skew` parsed (none without it), for the NTP server and the race link
@@ -81,12 +85,15 @@ struct PeerArguments: ParsableArguments {
                            skew: skew)
     }
 
-    /// The link, started and logged; exits with a clear message when it cannot start.
-    func start(settings: PeerSettings?, skew: ClockSkew, stateDirectory: String, now: MonotonicInstant,
-               log: Logger) -> PeerLink? {
-        guard let options = resolve(settings: settings, skew: skew, now: now) else { return nil }
+    /// The services around the loop with this command line's NTP server and race link;
+    /// exits with a clear message when the race link cannot start.
+    func services(storage: GateStorage, web: WebGate?, settings: PeerSettings?, stateDirectory: String,
+                  epoll: borrowing EpollLoop, now: MonotonicInstant, peerLog: Logger, log: Logger) -> GateServices {
+        if let ntpPort, !(0...65535).contains(ntpPort) { fail("--ntp-port \(ntpPort) is not a port (1...65535, 0 turns it off)") }
+        let skew = clockSkew(now: now, log: peerLog)
         do {
-            return try PeerLink(options: options, stateDirectory: stateDirectory, now: now, log: log)
+            return try GateServices(storage: storage, web: web, ntpPort: ntpPort, peer: resolve(settings: settings, skew: skew, now: now),
+                                    skew: skew, stateDirectory: stateDirectory, epoll: epoll, now: now, peerLog: peerLog, log: log)
         } catch {
             fail("race link not started: \(error)")
         }

@@ -7,6 +7,7 @@ import Engine
 import Foundation
 import GateConfig
 import GateCore
+import GateDaemon
 import GateSim
 import LinuxHardware
 import Logging
@@ -141,11 +142,10 @@ struct RunCommand: ParsableCommand {
         // The page reads the same database; photo finishes are stored with the run they finish.
         storage.installPhotoFinish(on: &loop, width: width, height: height, gateX: settings.detectorConfig(width: width).gateX,
                                    fps: Double(board.camera.fps), log: log)
-        let web = webPort == 0 ? nil : startWebGate(settings: settings, host: webHost, port: webPort, wakeFD: epoll.wakeFD,
+        let web = webPort == 0 ? nil : WebGate.startForGate(settings: settings, host: webHost, port: webPort, wakeFD: epoll.wakeFD,
                                                      cameraMode: "\(width)x\(height)", book: storage.book, level: level)
-        let services = GateServices(storage: storage, web: web, peers: peers,
-                                    peerSettings: settings.peers, stateDirectory: settings.stateDirectory, epoll: epoll,
-                                    now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
+        let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
+                                      epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in
             switch event {
             case let .crossing(c):
@@ -312,13 +312,6 @@ enum RunState {
             log.error("cannot save the run state to \(path): \(error) (check the state directory's permissions)")
         }
     }
-}
-
-/// Number formatting for log lines.
-enum ClipCrossingFormat {
-    static func ms(_ s: Span) -> String { fixed(s.milliseconds, 2) }
-    static func seconds(_ s: Span) -> String { fixed(s.seconds, 3) }
-    static func fixed(_ v: Double, _ d: Int) -> String { fixedPoint(v, digits: d) }
 }
 
 /// The last crossing and result, for the status file (written by the loop's observer).

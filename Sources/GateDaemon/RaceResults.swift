@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // A finished multi-gate race as a stored run: splits, segment speeds, sync uncertainty.
 
-import Engine
+public import Engine
 import Foundation
-import GateCore
-import Race
-import SQLiteStore
+public import GateCore
+public import Race
+public import SQLiteStore
 
-enum RaceResults {
+public enum RaceResults {
     /// The run the host stores when a race finishes: started the way `startType` says (the
     /// start gate's crossing, button, sound or in-frame exit), one split per later gate in
     /// course order, the total to the last gate reached. Nil when no gate after the start
@@ -21,7 +21,7 @@ enum RaceResults {
     /// - Parameters:
     ///   - localStart: the start crossing on this gate's CLOCK_MONOTONIC.
     ///   - wallStartMs: the same instant on the wall clock (display only).
-    static func storedRun(runID: UInt32, startType: StartType, splits: [RaceSplit], gateCount: Int, localStart: MonotonicInstant,
+    public static func storedRun(runID: UInt32, startType: StartType, splits: [RaceSplit], gateCount: Int, localStart: MonotonicInstant,
                           wallStartMs: Int64) -> StoredRun? {
         var stored: [StoredSplit] = []
         var notes = ["race run \(runID)"]
@@ -49,10 +49,17 @@ enum RaceResults {
 
     /// The journal line of a stored race run: `{"race":…}` with the run as the store
     /// encodes it, so a run the database lost can be read back from the journal.
-    static func journalLine(_ run: StoredRun) -> String {
+    public static func journalLine(_ run: StoredRun) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(run) else { return #"{"race":null}"# }
         return #"{"race":"# + String(decoding: data, as: UTF8.self) + "}"
     }
+}
+
+/// Number formatting for log lines.
+public enum ClipCrossingFormat {
+    public static func ms(_ s: Span) -> String { fixed(s.milliseconds, 2) }
+    public static func seconds(_ s: Span) -> String { fixed(s.seconds, 3) }
+    public static func fixed(_ v: Double, _ d: Int) -> String { fixedPoint(v, digits: d) }
 }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The gate's NTP server: answers NTPv4 client requests on a UDP port from the epoll loop.
 
-import GateCore
-import LinuxHardware
-import Logging
-import PeerWire
+public import GateCore
+public import LinuxHardware
+public import Logging
+public import PeerWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,19 +16,19 @@ import Glibc
 /// (`served`), in nanoseconds since the Unix epoch: the daemon maps monotonic time to the
 /// NTP era through an anchor read once at start, so a step of CLOCK_REALTIME (a phone
 /// setting the date, a GPS fix) never makes the served clock jump during a race.
-final class NTPServer {
+public final class NTPServer {
     private(set) var transport: UDPTransport
     private(set) var responder: NTPResponder
     /// The clock served (monotonic mapped to the NTP era, skewed in tests).
-    let clock: ServedClock
+    public let clock: ServedClock
     private let buffer: UnsafeMutableRawBufferPointer
     private let reply: UnsafeMutableRawBufferPointer
     /// Datagrams larger than this are not NTP requests a server answers. Why 1200: the
     /// largest NTS request fits; anything larger is discarded unread.
-    static let receiveCapacity = 1200
+    public static let receiveCapacity = 1200
 
     /// Binds `host:port` (123 needs root or CAP_NET_BIND_SERVICE; tests use a high port).
-    init(host: String = "0.0.0.0", port: UInt16, clock: ServedClock, responder: NTPResponder = NTPResponder())
+    public init(host: String = "0.0.0.0", port: UInt16, clock: ServedClock, responder: NTPResponder = NTPResponder())
         throws(DeviceError)
     {
         self.clock = clock
@@ -44,9 +44,9 @@ final class NTPServer {
     }
 
     /// The socket, for `EpollLoop.add`.
-    var fileDescriptor: Int32 { transport.fileDescriptor }
+    public var fileDescriptor: Int32 { transport.fileDescriptor }
     /// The bound port.
-    var localPort: UInt16 { transport.localPort }
+    public var localPort: UInt16 { transport.localPort }
 
     /// Answers every queued request and returns how many datagrams were read.
     ///
@@ -56,7 +56,7 @@ final class NTPServer {
     ///   - transmitClock: reads CLOCK_MONOTONIC for the transmit timestamp. Why a second
     ///     reading: RFC 5905 §8 wants T3 as late as possible; using the iteration's
     ///     timestamp would count the loop's work as network delay.
-    func service(now: MonotonicInstant, transmitClock: () -> MonotonicInstant = Sys.monotonicNow) throws(DeviceError) -> Int {
+    public func service(now: MonotonicInstant, transmitClock: () -> MonotonicInstant = Sys.monotonicNow) throws(DeviceError) -> Int {
         var count = 0
         while case let .processed((n, from, arrival)) = try transport.receive(into: buffer) {
             count += 1
@@ -82,16 +82,19 @@ final class NTPServer {
 
 extension NTPServer {
     /// NTP's well-known port.
-    static let wellKnownPort = 123
+    public static let wellKnownPort = 123
 
     /// The server the daemon's options ask for, bound and logged; nil when turned off.
     /// `port` nil means the default: 123 when running as root, off otherwise (an
     /// unprivileged daemon cannot bind it). A bind failure is logged, not fatal: the gate
     /// still times without serving NTP.
-    static func start(port: Int?, skew: ClockSkew, now: MonotonicInstant, log: Logger) -> NTPServer? {
+    public static func start(port: Int?, skew: ClockSkew, now: MonotonicInstant, log: Logger) -> NTPServer? {
         let chosen = port ?? (geteuid() == 0 ? wellKnownPort : 0)
         guard chosen != 0 else { return nil }
-        guard (1...65535).contains(chosen) else { fail("--ntp-port \(chosen) is not a port (1...65535, 0 turns it off)") }
+        guard (1...65535).contains(chosen) else {
+            log.error("NTP server not started: port \(chosen) is not a port (1...65535, 0 turns it off)")
+            return nil
+        }
         do {
             let server = try NTPServer(port: UInt16(chosen), clock: ServedClock(skew: skew, now: now))
             log.notice("NTP server on udp port \(server.localPort) (stratum 10, local clock)")

@@ -2,35 +2,46 @@
 // The multi-gate race link: authenticated UDP between gates, driving RaceSession on the epoll loop.
 
 import ClockSync
-import Engine
+public import Engine
 import Foundation
-import GateCore
-import LinuxHardware
-import Logging
+public import GateCore
+public import LinuxHardware
+public import Logging
 import PeerAuth
-import PeerWire
-import Race
-import SQLiteStore
-import WebUI
+public import PeerWire
+public import Race
+public import SQLiteStore
+public import WebUI
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// What the daemon needs to join or host a race, from `[peers]` or the command line.
-struct PeerOptions: Sendable {
-    var role: RaceSession.Kind
+public struct PeerOptions: Sendable {
+    public var role: RaceSession.Kind
     /// `auto`: a gate that takes part in host elections.
-    var electable = false
+    public var electable = false
     /// UDP port this gate binds (the host's port is the one gates send to).
-    var port: UInt16
-    var pairingCode: String
+    public var port: UInt16
+    public var pairingCode: String
     /// Gate only: where announces go instead of the LAN broadcast address (a host across
     /// a router, or an impairment proxy in tests). `HOST:PORT`.
-    var hostAddress: UDPAddress?
+    public var hostAddress: UDPAddress?
     /// This gate's id; nil: the one kept in the state directory (chosen at random once).
-    var gateID: UInt32?
+    public var gateID: UInt32?
     /// For tests only: the skew applied to this gate's peer-facing clock.
-    var skew: ClockSkew = .none
+    public var skew: ClockSkew = .none
+
+    public init(role: RaceSession.Kind, electable: Bool = false, port: UInt16, pairingCode: String, hostAddress: UDPAddress? = nil,
+                gateID: UInt32? = nil, skew: ClockSkew = .none) {
+        self.role = role
+        self.electable = electable
+        self.port = port
+        self.pairingCode = pairingCode
+        self.hostAddress = hostAddress
+        self.gateID = gateID
+        self.skew = skew
+    }
 }
 
 /// One gate's side of a multi-gate race, on the engine thread.
@@ -44,11 +55,11 @@ struct PeerOptions: Sendable {
 /// Time domains: the session runs on this gate's *peer clock*, local CLOCK_MONOTONIC
 /// plus the test-only skew (none in production). On the host, crossings come out on the
 /// network timeline, which is the host's peer clock.
-final class PeerLink {
+public final class PeerLink {
     private var transport: UDPTransport
     private var peerGuard: PeerGuard
     private(set) var race: RaceSession
-    let options: PeerOptions
+    public let options: PeerOptions
     private let log: Logger
     /// Last address each peer was heard from (replies go there).
     private var addresses: [GateID: UDPAddress] = [:]
@@ -61,7 +72,7 @@ final class PeerLink {
     private var nextInterfaceScan = MonotonicInstant(nanoseconds: .min)
     /// Why 5 s: a gate that joins the Wi-Fi after start is found within a few announces;
     /// reading the interface list more often buys nothing.
-    static let interfaceScanPeriod = Span.seconds(5)
+    public static let interfaceScanPeriod = Span.seconds(5)
     private var loggedDrops = DropCounts()
     private var loggedSendDrops: UInt64 = 0
     private var nextHealth = MonotonicInstant(nanoseconds: .min)
@@ -74,26 +85,28 @@ final class PeerLink {
     private(set) var raceCrossings = 0
     /// Host: receives each finished race as a stored run (set by `GateServices` to the
     /// storage thread's queue).
-    var onRaceFinished: ((StoredRun) -> Void)?
+    public var onRaceFinished: ((StoredRun) -> Void)?
     /// Host: races finished and handed to `onRaceFinished`.
     private(set) var racesStored = 0
     /// Host: receives each gate's image of its crossing, with the crossing's instant on
     /// this gate's CLOCK_MONOTONIC and the gate's place on the course (set by
     /// `GateServices` to the photo-finish link).
-    var onRacePhoto: ((_ bundle: [UInt8], _ crossingNs: Int64, _ gateIndex: Int) -> Void)?
+    public var onRacePhoto: ((_ bundle: [UInt8], _ crossingNs: Int64, _ gateIndex: Int) -> Void)?
     /// Host: images that arrived whole from gates.
     private(set) var photosReceived = 0
 
     /// How often peer health goes to the web page and drop counters are compared. Why
     /// 1 s: the page shows seconds since last heard; faster buys nothing.
-    static let healthPeriod = Span.seconds(1)
+    public static let healthPeriod = Span.seconds(1)
     /// Host: how often each gate's clock estimate is logged (sync benchmark reads these).
     /// Why 1 s: one line per gate per second is readable and enough for percentiles.
-    static let syncLinePeriod = Span.seconds(1)
+    public static let syncLinePeriod = Span.seconds(1)
 
-    var fileDescriptor: Int32 { transport.fileDescriptor }
+    public var fileDescriptor: Int32 { transport.fileDescriptor }
+    /// The UDP port the link is bound to (the one asked for, or the kernel's choice for 0).
+    public var localPort: UInt16 { transport.localPort }
 
-    init(options: PeerOptions, stateDirectory: String, now: MonotonicInstant, log: Logger) throws {
+    public init(options: PeerOptions, stateDirectory: String, now: MonotonicInstant, log: Logger) throws {
         self.options = options
         self.log = log
         let key = try PairingKey(pairingCode: options.pairingCode)
@@ -126,19 +139,22 @@ final class PeerLink {
 
     /// In a race session: a host with a gate that joined, or a gate with a host. Its
     /// results are then the race's, not this gate's own engine's.
-    var inSession: Bool {
+    public var inSession: Bool {
         race.kind == .host ? race.gates.contains { $0.id != race.me && $0.joined } : race.host != nil
     }
 
+    /// The session's phase (the host's: every gate synced is `ready`).
+    public var racePhase: RacePhase { race.phase }
+
     /// A gate with a host: its photos go to the host (a host keeps its own).
-    var sendsPhotos: Bool { race.kind == .gate && race.host != nil }
+    public var sendsPhotos: Bool { race.kind == .gate && race.host != nil }
 
     /// This gate's peer clock at local instant `t`.
     private func peerNow(_ t: MonotonicInstant) -> MonotonicInstant { options.skew.apply(t) }
 
     /// One loop iteration: reads every queued datagram, runs the session's timers and
     /// performs what they ask. `now` is the iteration's timestamp (local CLOCK_MONOTONIC).
-    func service(now: MonotonicInstant, web: WebGate?) {
+    public func service(now: MonotonicInstant, web: WebGate?) {
         let peer = peerNow(now)
         if !pendingStarts.isEmpty { handOnStarts(now: now) }
         if !pendingCrossings.isEmpty {
@@ -177,11 +193,11 @@ final class PeerLink {
     private var pendingStarts: [EngineAction] = []
 
     /// Called from the GateLoop observer: a crossing of this gate's detector.
-    func noteCrossing(_ c: Crossing) { pendingCrossings.append(c) }
+    public func noteCrossing(_ c: Crossing) { pendingCrossings.append(c) }
 
     /// Called from the GateLoop observer: the engine started the clock (or refined the
     /// start) or saw a false start. The session passes it on only at the start gate.
-    func noteEngine(_ a: EngineAction) {
+    public func noteEngine(_ a: EngineAction) {
         switch a {
         case .started, .startCorrected, .falseStart: pendingStarts.append(a)
         default: break
@@ -189,7 +205,7 @@ final class PeerLink {
     }
 
     /// What the race asks of this gate's engine, taken by `GateServices` each iteration.
-    enum EngineRequest: Equatable {
+    public enum EngineRequest: Equatable {
         /// Arm for the next run with this start type (the start gate: the race's type).
         case arm(StartType)
         /// Another gate's false start voided the run: say so here.
@@ -198,7 +214,7 @@ final class PeerLink {
         case reset
     }
     private(set) var engineRequests: [EngineRequest] = []
-    func takeEngineRequests() -> [EngineRequest] {
+    public func takeEngineRequests() -> [EngineRequest] {
         defer { engineRequests.removeAll(keepingCapacity: true) }
         return engineRequests
     }
@@ -208,7 +224,7 @@ final class PeerLink {
     /// sound's first estimate is `play()`'s (mean 2 ms late, at most 3.6 ms), its
     /// refinement within 0.2 ms; an in-frame start is the frame the athlete left in,
     /// a third of a 60 fps frame interval.
-    static func startUncertainty(_ type: StartType, refined: Bool) -> Span {
+    public static func startUncertainty(_ type: StartType, refined: Bool) -> Span {
         switch type {
         case .buttonRelease: return .microseconds(100)
         case .countdown, .voice: return refined ? .microseconds(200) : .milliseconds(2)
@@ -218,14 +234,14 @@ final class PeerLink {
     }
 
     /// Each start type as the race link and the engine name it.
-    static let startTypes: [(race: RaceStartType, engine: StartType)] = [
+    public static let startTypes: [(race: RaceStartType, engine: StartType)] = [
         (.flying, .flying), (.buttonRelease, .buttonRelease), (.countdown, .countdown), (.voice, .voice), (.inFrame, .inFrame),
     ]
-    static func engineStartType(_ t: RaceStartType) -> StartType { startTypes.first { $0.race == t }?.engine ?? .flying }
-    static func raceStartType(_ t: StartType) -> RaceStartType { startTypes.first { $0.engine == t }?.race ?? .flying }
+    public static func engineStartType(_ t: RaceStartType) -> StartType { startTypes.first { $0.race == t }?.engine ?? .flying }
+    public static func raceStartType(_ t: StartType) -> RaceStartType { startTypes.first { $0.engine == t }?.race ?? .flying }
 
     /// Host: the page paused or resumed detection on every gate.
-    func setPaused(_ paused: Bool, now: MonotonicInstant) {
+    public func setPaused(_ paused: Bool, now: MonotonicInstant) {
         do {
             try race.setPaused(paused, into: &actions)
             log.notice("page \(paused ? "paused" : "resumed") detection on every gate")
@@ -236,7 +252,7 @@ final class PeerLink {
     }
 
     /// Host: the page reset the gate; every gate resets for the next run.
-    func resetForNextRun(now: MonotonicInstant) {
+    public func resetForNextRun(now: MonotonicInstant) {
         guard race.kind == .host else { return }
         do { try race.resetForNextRun(now: peerNow(now), into: &actions) } catch {
             log.warning("race reset: \(error.description)")
@@ -246,14 +262,14 @@ final class PeerLink {
 
     /// Host, on the way out: tells every gate the session ended, so they look for a host
     /// (or elect one) at once instead of after the host's silence times out.
-    func endSession(now: MonotonicInstant) {
+    public func endSession(now: MonotonicInstant) {
         guard race.kind == .host else { return }
         race.endSession(into: &actions)
         perform(now: now)
     }
 
     /// Host: the page changed the start type; the next runs use it on every gate.
-    func setStartType(_ t: StartType, now: MonotonicInstant) {
+    public func setStartType(_ t: StartType, now: MonotonicInstant) {
         guard race.kind == .host else { return }
         do {
             try race.setStartType(Self.raceStartType(t), now: peerNow(now), into: &actions)
@@ -310,7 +326,7 @@ final class PeerLink {
     /// This gate's photo-finish image (a `PhotoBundle`) of its crossing at local instant
     /// `crossingNs`: a gate sends it to its host; the host keeps its own (see
     /// `PhotoFinishLink`).
-    func notePhoto(bundle: [UInt8], crossingNs: Int64, now: MonotonicInstant) {
+    public func notePhoto(bundle: [UInt8], crossingNs: Int64, now: MonotonicInstant) {
         guard race.kind == .gate else { return }
         if race.localPhoto(crossingTimeMono: peerNow(MonotonicInstant(nanoseconds: crossingNs)), bundle: bundle,
                            now: peerNow(now), into: &actions) {
@@ -323,15 +339,15 @@ final class PeerLink {
 
     /// The board's SoC temperature in °C, read at most every `statusPeriod` (set by `run`
     /// from the board's thermal zone; nil: none).
-    var socCelsius: (() -> Double?)?
+    public var socCelsius: (() -> Double?)?
     private var statusFrames: (at: MonotonicInstant, frames: UInt64, dropped: UInt64)?
     private var statusRate: (fps: Float, dropped: UInt32, celsius: Float?) = (0, 0, nil)
     /// Why 1 s: the frame rate and drops are measured over a second, like the page's.
-    static let statusPeriod = Span.seconds(1)
+    public static let statusPeriod = Span.seconds(1)
 
     /// This gate's status, every loop iteration (from `GateServices.afterFrames`): the
     /// session sends it to the host when it changed or is due.
-    func noteStatus(_ status: GateStatus, camera: DeviceState, frames: UInt64, dropped: UInt64, now: MonotonicInstant) {
+    public func noteStatus(_ status: GateStatus, camera: DeviceState, frames: UInt64, dropped: UInt64, now: MonotonicInstant) {
         if let last = statusFrames {
             let dt = now.since(last.at)
             if dt >= Self.statusPeriod {
@@ -351,7 +367,7 @@ final class PeerLink {
 
     /// What the page shows of a gate's status: the camera when it is not streaming, the
     /// warnings, the frame rate, drops and a hot board.
-    static func statusText(_ r: GateStatusReport) -> String {
+    public static func statusText(_ r: GateStatusReport) -> String {
         var parts: [String] = []
         if r.camera != .streaming { parts.append("camera \(r.camera)") }
         if r.readiness.contains(.tooFar) { parts.append("too far") }
@@ -365,7 +381,7 @@ final class PeerLink {
 
     /// Host: gives `gate` a new role and distance (from the page); the session renumbers
     /// the course and tells the gates. Refusals (not host, unknown gate) are logged.
-    func assign(gate: UInt32, role name: String, distanceMetres: Double, now: MonotonicInstant) {
+    public func assign(gate: UInt32, role name: String, distanceMetres: Double, now: MonotonicInstant) {
         guard let role = GateRole.allCases.first(where: { "\($0)" == name }) else {
             log.warning("page asked for role \(name) of gate \(gate): not a role")
             return
@@ -380,7 +396,7 @@ final class PeerLink {
     }
 
     /// A summary line for the end of a run.
-    var summary: String {
+    public var summary: String {
         "peer link summary: role \(race.kind == .host ? "host" : "gate") id \(race.me.rawValue) epoch \(race.bootEpoch) "
             + "phase \(race.phase) local_crossings \(localCrossings) unsent \(unsentCrossings) race_crossings \(raceCrossings) races_stored \(racesStored) "
             + "unacknowledged \(race.unacknowledged) accepted \(peerGuard.acceptedCount) dropped \(peerGuard.drops.total) "
@@ -482,7 +498,7 @@ final class PeerLink {
 
     /// Every interface's directed broadcast address at `port`; 255.255.255.255 when no
     /// interface offers one (it needs a route, see `UDPAddress.interfaceBroadcasts`).
-    static func broadcastAddresses(port: UInt16) -> [UDPAddress] {
+    public static func broadcastAddresses(port: UInt16) -> [UDPAddress] {
         let found = UDPAddress.interfaceBroadcasts(port: port)
         return found.isEmpty ? [.broadcast(port: port)] : found
     }
@@ -536,7 +552,7 @@ final class PeerLink {
     }
 
     /// Peer health for the coaches' page: the host lists its gates, a gate its host.
-    func peerViews(now: MonotonicInstant) -> [LiveSnapshot.PeerView] {
+    public func peerViews(now: MonotonicInstant) -> [LiveSnapshot.PeerView] {
         let peer = peerNow(now)
         switch race.kind {
         case .host:
@@ -572,9 +588,9 @@ final class PeerLink {
 }
 
 /// The gate's id and boot epoch, kept in the state directory.
-enum PeerIdentity {
+public enum PeerIdentity {
     /// The gate id in `<state>/gate-id`, chosen at random (non-zero) the first time.
-    static func gateID(stateDirectory: String, log: Logger) -> UInt32 {
+    public static func gateID(stateDirectory: String, log: Logger) -> UInt32 {
         let path = stateDirectory + "/gate-id"
         if let text = try? String(contentsOfFile: path, encoding: .utf8),
            let id = UInt32(text.trimmingCharacters(in: .whitespacesAndNewlines)), id != 0 {
@@ -589,7 +605,7 @@ enum PeerIdentity {
 
     /// One more than the boot epoch in `<state>/peer-epoch`, saved before use, so peers
     /// take a restarted gate's datagrams and refuse replays of its earlier life.
-    static func nextBootEpoch(stateDirectory: String, log: Logger) -> UInt32 {
+    public static func nextBootEpoch(stateDirectory: String, log: Logger) -> UInt32 {
         let path = stateDirectory + "/peer-epoch"
         let old = (try? String(contentsOfFile: path, encoding: .utf8))
             .flatMap { UInt32($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0

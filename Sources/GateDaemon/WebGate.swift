@@ -3,20 +3,20 @@
 // page commands applied on the loop thread, and the Hummingbird server on its own threads.
 
 import Detector
-import Engine
+public import Engine
 import Foundation
-import GateCore
+public import GateCore
 import LinuxHardware
-import Logging
-import WebUI
+public import Logging
+public import WebUI
 
 /// Owns the bridge and the server. The loop thread calls `observe` (from the loop's
 /// observer), `publishStatus` (a few times a second) and `applyCommands`; nothing here
 /// waits for the web side.
-final class WebGate: @unchecked Sendable {
-    let bridge: GateBridge
-    let server: WebServer
-    let log: Logger
+public final class WebGate: @unchecked Sendable {
+    public let bridge: GateBridge
+    public let server: WebServer
+    public let log: Logger
     /// The book stores runs through the storage thread: finished runs are not pushed to the results lane.
     private let bookStoresRuns: Bool
     // Loop-thread state: the current run's laps and the preset chosen on the page.
@@ -30,9 +30,9 @@ final class WebGate: @unchecked Sendable {
 
     /// Why: the status changes with every frame; 10 Hz is as fast as a person reads it
     /// and keeps the snapshot lock off the frame path.
-    static let statusPeriod = Span.milliseconds(100)
+    public static let statusPeriod = Span.milliseconds(100)
 
-    init(gateName: String, stateDirectory: String, config: EngineConfig, preset: Preset?, speedUnit: SpeedUnit, details: [String: String],
+    public init(gateName: String, stateDirectory: String, config: EngineConfig, preset: Preset?, speedUnit: SpeedUnit, details: [String: String],
          book: any ResultsBook, wakeFD: Int32, log: Logger) throws {
         let pin: GatePIN
         do { pin = try GatePIN.loadOrCreate(directory: stateDirectory) } catch {
@@ -53,7 +53,7 @@ final class WebGate: @unchecked Sendable {
     }
 
     /// Starts the server on Hummingbird's threads; returns at once.
-    func start(host: String, port: Int) {
+    public func start(host: String, port: Int) {
         let server = self.server
         let log = self.log
         Task.detached {
@@ -65,7 +65,7 @@ final class WebGate: @unchecked Sendable {
     }
 
     /// The engine's configuration and the preset, in the snapshot.
-    func publishConfig(_ config: EngineConfig) {
+    public func publishConfig(_ config: EngineConfig) {
         self.config = config
         let p = preset
         bridge.snapshot.update {
@@ -77,7 +77,7 @@ final class WebGate: @unchecked Sendable {
     }
 
     /// Feeds one loop event into the snapshot (and finished runs to the results lane).
-    func observe(_ event: LoopEvent) {
+    public func observe(_ event: LoopEvent) {
         switch event {
         case let .crossing(c):
             crossings += 1
@@ -120,7 +120,7 @@ final class WebGate: @unchecked Sendable {
     }
 
     /// Set while a race session runs (loop thread): the engine's own runs are not results.
-    var racing = false
+    public var racing = false
 
     private func finish(seconds: Double, config: EngineConfig) {
         // The storage thread records the run; the board hears of it when it is committed.
@@ -132,7 +132,7 @@ final class WebGate: @unchecked Sendable {
     }
 
     /// Detector status, camera and counters; call every `statusPeriod`.
-    func publishStatus(status: GateStatus, light: StatusLight, camera: DeviceState, mode: String, stats: LoopStats,
+    public func publishStatus(status: GateStatus, light: StatusLight, camera: DeviceState, mode: String, stats: LoopStats,
                        p99Ms: Double, now: MonotonicInstant) {
         var fps = 0.0
         if let t = lastFramesAt, now > t { fps = Double(stats.frames &- lastFrames) / now.since(t).seconds }
@@ -151,11 +151,11 @@ final class WebGate: @unchecked Sendable {
     }
 
     /// Sync health of the other gates (filled by the race session when one runs).
-    func publishPeers(_ peers: [LiveSnapshot.PeerView]) {
+    public func publishPeers(_ peers: [LiveSnapshot.PeerView]) {
         bridge.snapshot.update { $0.peers = peers }
     }
 
-    static func describe(_ p: EnginePhase) -> (String, Int64?) {
+    public static func describe(_ p: EnginePhase) -> (String, Int64?) {
         switch p {
         case .idle: ("idle", nil)
         case .armed: ("armed", nil)
@@ -169,15 +169,15 @@ final class WebGate: @unchecked Sendable {
 
     /// Receives the page's race commands (role changes) on the loop thread; set by
     /// `GateServices` when a race link runs. Without one they are refused in the log.
-    var onPeerCommand: ((GateCommand, MonotonicInstant) -> Void)?
+    public var onPeerCommand: ((GateCommand, MonotonicInstant) -> Void)?
 
     /// Receives the course (preset and start type) after the page changed it, on the loop
     /// thread; set by `GateServices` so that storage records the runs after the change
     /// with it.
-    var onCourseChange: ((Preset?, StartType, MonotonicInstant) -> Void)?
+    public var onCourseChange: ((Preset?, StartType, MonotonicInstant) -> Void)?
 
     /// Applies the page's queued commands to the loop at `now` (loop thread).
-    func applyCommands<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+    public func applyCommands<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         to loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         while let c = bridge.commands.pop() {
             switch c {
@@ -224,6 +224,6 @@ final class WebGate: @unchecked Sendable {
     }
 }
 
-struct WebGateError: Error, CustomStringConvertible {
-    let description: String
+public struct WebGateError: Error, CustomStringConvertible {
+    public let description: String
 }

@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // The daemon's storage thread: results journal first, then runs assembled into the SQLite store.
 
-import Engine
+public import Engine
 import Foundation
-import GateConfig
-import GateCore
-import GateSim
+public import GateConfig
+public import GateCore
+public import GateSim
 import LinuxHardware
-import Logging
+public import Logging
 import PhotoFinish
-import SQLiteStore
+public import SQLiteStore
 import Synchronization
-import WebUI
+public import WebUI
 
 /// Maps the loop's events to the store's timing events, on the engine thread.
 /// Cheap and non-blocking: the wall clock is read only for starts and false starts.
-enum StoreEvents {
+public enum StoreEvents {
     /// The store event for a loop event, or nil for events that are not timing.
-    static func runEvent(_ event: LoopEvent) -> RunEvent? {
+    public static func runEvent(_ event: LoopEvent) -> RunEvent? {
         switch event {
         case let .crossing(c):
             return .crossing(c)
@@ -43,7 +43,7 @@ enum StoreEvents {
 
     /// The wall clock (milliseconds since the Unix epoch) at local monotonic instant `t`:
     /// now on the wall clock minus how long ago `t` was. Display and storage only.
-    static func wallMs(of t: MonotonicInstant) -> Int64 {
+    public static func wallMs(of t: MonotonicInstant) -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let wallNowMs = Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
@@ -51,7 +51,7 @@ enum StoreEvents {
     }
 
     /// The journal record of a timing event (the journal format predates the store).
-    static func journalEvent(_ e: RunEvent) -> ReplayJournalEvent? {
+    public static func journalEvent(_ e: RunEvent) -> ReplayJournalEvent? {
         switch e {
         case let .started(at, type, _): return .started(at: at, by: type)
         case let .lap(n, at, split, lap): return .lap(number: n, at: at, split: split, lap: lap)
@@ -67,26 +67,26 @@ enum StoreEvents {
 /// journal (the never-lose path), then through the run assembler; each complete run is
 /// handed to the SQLite store's writer (its own thread and bounded queue). A database
 /// that cannot be opened is logged and the journal carries on alone.
-final class StorageThread: @unchecked Sendable {
+public final class StorageThread: @unchecked Sendable {
     /// Events waiting for the thread. Why 1024: a minute of crossings at 15 Hz with room to
     /// spare while the SD card stalls on fdatasync.
-    static let queueCapacity = 1024
-    let queue = BoundedQueue<RunEvent>(capacity: StorageThread.queueCapacity)
+    public static let queueCapacity = 1024
+    public let queue = BoundedQueue<RunEvent>(capacity: StorageThread.queueCapacity)
     /// Finished multi-gate races from the race link (host only). Why 64: a race finishes
     /// every few seconds at most; this covers minutes of a stalled disk.
-    let races = BoundedQueue<StoredRun>(capacity: 64)
+    public let races = BoundedQueue<StoredRun>(capacity: 64)
     /// The results database, for readers (the web page) on other threads; nil when it
     /// could not be opened.
-    let store: RunStore?
-    let writer: StoreWriter?
+    public let store: RunStore?
+    public let writer: StoreWriter?
     private let journalPath: String
     private var assembler: RunAssembler
-    let log: Logger
+    public let log: Logger
     private let stopping = BoundedQueue<Bool>(capacity: 1)
     private let stopped = DispatchSemaphore(value: 0)
 
     /// Opens the database under `stateDirectory`; the journal is opened by the thread.
-    init(stateDirectory: String, context: RunContext, log: Logger, onCommit: @escaping @Sendable (CommittedRun) -> Void = { _ in }) {
+    public init(stateDirectory: String, context: RunContext, log: Logger, onCommit: @escaping @Sendable (CommittedRun) -> Void = { _ in }) {
         journalPath = stateDirectory + "/results.jsonl"
         assembler = RunAssembler(context: context)
         self.log = log
@@ -112,11 +112,11 @@ final class StorageThread: @unchecked Sendable {
     }
 
     /// Queues a loop event for storage; never blocks (a full queue drops and counts).
-    func observe(_ event: LoopEvent) {
+    public func observe(_ event: LoopEvent) {
         if let e = StoreEvents.runEvent(event) { queue.push(e) }
     }
 
-    func start() {
+    public func start() {
         writer?.start()
         let t = Thread { [self] in
             var journal: ResultJournal?
@@ -153,7 +153,7 @@ final class StorageThread: @unchecked Sendable {
     }
 
     /// Writes what is queued (journal and database), then ends both threads.
-    func stop() {
+    public func stop() {
         stopping.push(true)
         stopped.wait()
         writer?.stop()
@@ -167,16 +167,16 @@ final class StorageThread: @unchecked Sendable {
 
 /// Fans the store writer's `onCommit` out to receivers added after the storage thread
 /// exists (the web page's book, the photo-finish link). Called on the writer thread.
-final class CommitRelay: Sendable {
+public final class CommitRelay: Sendable {
     private let receivers = Mutex<[@Sendable (CommittedRun) -> Void]>([])
 
-    init() {}
+    public init() {}
 
-    func add(_ receiver: @escaping @Sendable (CommittedRun) -> Void) {
+    public func add(_ receiver: @escaping @Sendable (CommittedRun) -> Void) {
         receivers.withLock { $0.append(receiver) }
     }
 
-    func deliver(_ run: CommittedRun) {
+    public func deliver(_ run: CommittedRun) {
         for r in receivers.withLock({ $0 }) { r(run) }
     }
 }
@@ -184,13 +184,13 @@ final class CommitRelay: Sendable {
 /// Results storage as `run` and `demo --web` wire it: the storage thread (journal, then
 /// SQLite), the page's book over the same database, and the photo-finish link that stores
 /// each run's finish image. Without a database the page falls back to a memory book.
-struct GateStorage {
-    let thread: StorageThread
-    let book: any ResultsBook
-    let photos: PhotoFinishLink?
+public struct GateStorage {
+    public let thread: StorageThread
+    public let book: any ResultsBook
+    public let photos: PhotoFinishLink?
 
     /// Opens the database under `stateDirectory` and starts the storage thread.
-    static func start(stateDirectory: String, context: RunContext, log: Logger) -> GateStorage {
+    public static func start(stateDirectory: String, context: RunContext, log: Logger) -> GateStorage {
         let commits = CommitRelay()
         let thread = StorageThread(stateDirectory: stateDirectory, context: context, log: log, onCommit: { commits.deliver($0) })
         thread.start()
@@ -202,13 +202,13 @@ struct GateStorage {
     }
 
     /// The demo's storage: its preset on a lone gate.
-    static func start(stateDirectory: String, demoPreset preset: Preset?, log: Logger) -> GateStorage {
+    public static func start(stateDirectory: String, demoPreset preset: Preset?, log: Logger) -> GateStorage {
         start(stateDirectory: stateDirectory, context: RunContext(demoPreset: preset), log: log)
     }
 
     /// Installs the photo-finish recorder for a `width`×`height` camera at `fps` with the
     /// gate line at `gateX` (input pixels) and starts the link's thread.
-    func installPhotoFinish<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+    public func installPhotoFinish<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         on loop: inout GateLoop<C, L, S>, width: Int, height: Int, gateX: Double, fps: Double, log: Logger) {
         guard let photos, let recorder = PhotoFinishLink.recorder(width: width, height: height, gateX: gateX, fps: fps, log: log) else { return }
         loop.photoFinish = recorder
@@ -217,11 +217,11 @@ struct GateStorage {
     }
 
     /// Queues a loop event for storage (loop thread; never blocks).
-    func observe(_ event: LoopEvent) { thread.observe(event) }
+    public func observe(_ event: LoopEvent) { thread.observe(event) }
 
     /// Queues a change of course (preset, distance, start type) for the runs after it,
     /// in order with the loop's events (loop thread; never blocks).
-    func changeCourse(_ context: RunContext) {
+    public func changeCourse(_ context: RunContext) {
         if !thread.queue.push(.course(context)) {
             thread.log.error("course change not stored: the storage queue is full; runs keep the previous preset")
         }
@@ -229,12 +229,12 @@ struct GateStorage {
 
     /// Queues a finished multi-gate race for the journal and the database (loop thread;
     /// never blocks: a full queue drops, counts and is logged at exit).
-    func recordRace(_ run: StoredRun) {
+    public func recordRace(_ run: StoredRun) {
         if !thread.races.push(run) { thread.log.error("race result dropped: the storage queue is full") }
     }
 
     /// Writes what is queued, stores the photos still to match, then ends the threads.
-    func stop() {
+    public func stop() {
         thread.stop()
         photos?.stop()
     }
@@ -242,18 +242,18 @@ struct GateStorage {
 
 extension RunContext {
     /// A lone gate's course: the preset (if any) and the engine's start type.
-    init(preset: Preset?, startType: StartType) {
+    public init(preset: Preset?, startType: StartType) {
         self.init(preset: preset.map { StoredPreset(id: $0.id, title: $0.title, distance: $0.distance, startType: $0.startType.rawValue) },
                   distance: preset?.distance, gateCount: 1, startType: startType.rawValue)
     }
 
     /// The course as the settings describe it.
-    init(settings: GateSettings) {
+    public init(settings: GateSettings) {
         self.init(preset: settings.preset, startType: settings.engine.startType)
     }
 
     /// The demo's course: its preset, flying without one.
-    init(demoPreset preset: Preset?) {
+    public init(demoPreset preset: Preset?) {
         self.init(preset: preset, startType: preset?.startType ?? .flying)
     }
 }

@@ -4,32 +4,32 @@
 import Foundation
 import GateCore
 import LinuxHardware
-import Logging
+public import Logging
 import PeerWire
-import PhotoFinish
-import SQLiteStore
+public import PhotoFinish
+public import SQLiteStore
 import Synchronization
-import WebUI
+public import WebUI
 
 /// A rendered photo finish: the composite and the frames around the crossing, as JPEG.
-struct EncodedPhotoFinish: Sendable {
-    var jpeg: [UInt8]
-    var thumbnails: [[UInt8]]
+public struct EncodedPhotoFinish: Sendable {
+    public var jpeg: [UInt8]
+    public var thumbnails: [[UInt8]]
 }
 
 /// A photo of this gate's crossing on its way to the race's host.
-struct OutgoingPhoto: Sendable {
-    var bundle: [UInt8]
+public struct OutgoingPhoto: Sendable {
+    public var bundle: [UInt8]
     /// The crossing's instant, local CLOCK_MONOTONIC.
-    var crossingNs: Int64
+    public var crossingNs: Int64
 }
 
 /// A gate's photo of its crossing, received whole by the race's host.
-struct RemotePhoto: Sendable {
-    var bundle: [UInt8]
+public struct RemotePhoto: Sendable {
+    public var bundle: [UInt8]
     /// The crossing's instant mapped onto this gate's CLOCK_MONOTONIC.
-    var crossingNs: Int64
-    var gateIndex: Int
+    public var crossingNs: Int64
+    public var gateIndex: Int
 }
 
 /// Takes photo-finish captures off the loop thread, renders and encodes them on its own
@@ -41,14 +41,14 @@ struct RemotePhoto: Sendable {
 /// and the host stores the gates' photos it receives (`remote`) with the race's run:
 /// each under its gate's place on the course, and the finish gate's as the run's photo
 /// finish.
-final class PhotoFinishLink: @unchecked Sendable {
+public final class PhotoFinishLink: @unchecked Sendable {
     /// Why 3: the recorder holds three slots; a capture waiting here still occupies one.
-    static let captureCapacity = 3
+    public static let captureCapacity = 3
     /// Why 64: runs commit at most a few per second; this rides out a long render.
-    static let commitCapacity = 64
+    public static let commitCapacity = 64
     /// Idle poll of the worker, microseconds. Why 20 ms: a photo is ready 0.6 s after
     /// its crossing; 20 ms more is invisible on the page and costs nothing idle.
-    static let idleMicroseconds: UInt32 = 20_000
+    public static let idleMicroseconds: UInt32 = 20_000
 
     private let captures = BoundedQueue<PhotoFinishCapture>(capacity: PhotoFinishLink.captureCapacity)
     private let commits = BoundedQueue<CommittedRun>(capacity: PhotoFinishLink.commitCapacity)
@@ -58,7 +58,7 @@ final class PhotoFinishLink: @unchecked Sendable {
     /// Set while this gate is a race gate with a host: its photos are also offered to the
     /// race link (set from the loop thread, read by the worker).
     private let forwarding = Atomic<Bool>(false)
-    var forwardsToRace: Bool {
+    public var forwardsToRace: Bool {
         get { forwarding.load(ordering: .relaxed) }
         set { forwarding.store(newValue, ordering: .relaxed) }
     }
@@ -75,7 +75,7 @@ final class PhotoFinishLink: @unchecked Sendable {
     /// Captures that could not be rendered, encoded or stored (worker thread).
     private(set) var failed: UInt64 = 0
 
-    init(store: RunStore, book: SQLiteResultsBook?, log: Logger) {
+    public init(store: RunStore, book: SQLiteResultsBook?, log: Logger) {
         self.store = store
         self.book = book
         self.log = log
@@ -83,7 +83,7 @@ final class PhotoFinishLink: @unchecked Sendable {
 
     /// The recorder for a camera of `width`×`height` at `fps` with the gate line at
     /// `gateX` (input pixels); nil (logged) when the geometry is refused.
-    static func recorder(width: Int, height: Int, gateX: Double, fps: Double, log: Logger) -> PhotoFinishRecorder? {
+    public static func recorder(width: Int, height: Int, gateX: Double, fps: Double, log: Logger) -> PhotoFinishRecorder? {
         do {
             return try PhotoFinishRecorder(config: PhotoFinishConfig(frameWidth: width, frameHeight: height, gateX: gateX, fps: fps))
         } catch {
@@ -93,33 +93,33 @@ final class PhotoFinishLink: @unchecked Sendable {
     }
 
     /// The loop's `photoFinishObserver`: hands the capture on, never blocks.
-    func capture(_ capture: PhotoFinishCapture) {
+    public func capture(_ capture: PhotoFinishCapture) {
         if !captures.push(capture) { capture.release() }
     }
 
     /// Host (race link's thread): a gate's photo arrived whole.
-    func remote(_ photo: RemotePhoto) {
+    public func remote(_ photo: RemotePhoto) {
         if !remotes.push(photo) { log.error("photo finish: queue of gates' photos full; gate \(photo.gateIndex)'s photo dropped") }
     }
 
     /// Race link's thread: the next photo of this gate to send to the host, if any.
-    func takeOutgoing() -> OutgoingPhoto? { outgoing.pop() }
+    public func takeOutgoing() -> OutgoingPhoto? { outgoing.pop() }
 
     /// Why 500 µs: a gate's photo carries its crossing mapped through that gate's clock
     /// twice (for the photo and for the run's start), which may differ by the clocks'
     /// rate error over the run (50 ppm over 10 s); two crossings of one gate are at least
     /// a frame (4 ms at 250 fps) apart.
-    static let remoteToleranceNs: Int64 = 500_000
+    public static let remoteToleranceNs: Int64 = 500_000
 
     /// The store writer's `onCommit` (writer thread): the run may take a waiting photo.
-    func committed(_ run: CommittedRun) {
+    public func committed(_ run: CommittedRun) {
         if !commits.push(run) { log.error("photo finish: commit queue full; run \(run.run.id ?? 0) gets no photo") }
     }
 
     /// Captures refused because the worker was behind.
-    var dropped: UInt64 { captures.dropped }
+    public var dropped: UInt64 { captures.dropped }
 
-    func start() {
+    public func start() {
         guard !started else { return }
         started = true
         let t = Thread { [self] in
@@ -139,7 +139,7 @@ final class PhotoFinishLink: @unchecked Sendable {
     }
 
     /// Renders what is queued, then ends the thread.
-    func stop() {
+    public func stop() {
         guard started else { return }
         stopping.push(true)
         stopped.wait()
@@ -149,7 +149,7 @@ final class PhotoFinishLink: @unchecked Sendable {
     }
 
     /// Renders and encodes `capture`, releasing it on every path; throws when it cannot.
-    static func encode(_ capture: PhotoFinishCapture) throws -> EncodedPhotoFinish {
+    public static func encode(_ capture: PhotoFinishCapture) throws -> EncodedPhotoFinish {
         defer { capture.release() }
         let picture = try PhotoFinishRenderer.render(capture)
         let jpeg = try PhotoFinishJPEG.encode(luma: picture.image.pixels, width: picture.image.width, height: picture.image.height)

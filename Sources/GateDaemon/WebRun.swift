@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sprintgate run`'s web page: the settings it shows and where its PIN lives.
 
-import Engine
-import GateConfig
+public import GateConfig
 import GateCore
-import Logging
-import WebUI
+public import Logging
+public import WebUI
 
-extension RunCommand {
+extension WebGate {
     /// Starts the web page for the daemon; a failure (no state directory for the PIN)
     /// is logged and the gate runs without a page rather than not at all.
     /// `book` is the SQLite-backed book over the storage thread's database (or, when that
     /// could not be opened, a memory book: the journal still keeps every run).
-    func startWebGate(settings: GateSettings, host: String, port: Int, wakeFD: Int32, cameraMode: String,
-                      book: any ResultsBook, level: Logger.Level) -> WebGate? {
+    public static func startForGate(settings: GateSettings, host: String, port: Int, wakeFD: Int32, cameraMode: String,
+                                    book: any ResultsBook, level: Logger.Level) -> WebGate? {
         var log = Logger(label: "sprintgate.web")
         log.logLevel = level
         let board = settings.board

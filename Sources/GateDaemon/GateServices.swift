@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // What runs beside the gate loop on the loop thread, wired once for `run` and `demo --web`.
 
-import Engine
+public import Engine
 import GateConfig
-import GateCore
-import LinuxHardware
-import Logging
+public import GateCore
+public import LinuxHardware
+public import Logging
 import SQLiteStore
 import WebUI
 
@@ -22,27 +22,27 @@ import WebUI
 ///
 /// Loop events reach every service through the one observer `install` sets, in the
 /// order race link, page, storage, then the command's own console or log lines.
-final class GateServices {
-    let storage: GateStorage
-    let web: WebGate?
-    let ntp: NTPServer?
-    let link: PeerLink?
+public final class GateServices {
+    public let storage: GateStorage
+    public let web: WebGate?
+    public let ntp: NTPServer?
+    public let link: PeerLink?
     private let log: Logger
     private var nextWebStatus: MonotonicInstant
 
-    /// Starts the NTP server and the race link as the options ask and puts their sockets
-    /// on `epoll`; finished races go to storage. Storage and the page are started by the caller (the page is optional
-    /// for `run` and required for `demo --web`).
-    init(storage: GateStorage, web: WebGate?, peers: PeerArguments,
-         peerSettings: PeerSettings?, stateDirectory: String, epoll: borrowing EpollLoop, now: MonotonicInstant,
-         peerLog: Logger, log: Logger) {
+    /// Starts the NTP server (on `ntpPort`, none when nil or 0) and the race link (when
+    /// `peer` is set) and puts their sockets on `epoll`; finished races go to storage.
+    /// Storage and the page are started by the caller (the page is optional for `run`
+    /// and required for `demo --web`). Throws when the race link's socket cannot be opened.
+    public init(storage: GateStorage, web: WebGate?, ntpPort: Int?, peer: PeerOptions?, skew: ClockSkew,
+                stateDirectory: String, epoll: borrowing EpollLoop, now: MonotonicInstant,
+                peerLog: Logger, log: Logger) throws {
         self.storage = storage
         self.web = web
         self.log = log
         nextWebStatus = now
-        let skew = peers.clockSkew(now: now, log: peerLog)
-        ntp = NTPServer.start(port: peers.ntpPort, skew: skew, now: now, log: peerLog)
-        link = peers.start(settings: peerSettings, skew: skew, stateDirectory: stateDirectory, now: now, log: peerLog)
+        ntp = NTPServer.start(port: ntpPort, skew: skew, now: now, log: peerLog)
+        link = try peer.map { try PeerLink(options: $0, stateDirectory: stateDirectory, now: now, log: peerLog) }
         let link = link
         web?.onCourseChange = { preset, startType, now in
             storage.changeCourse(RunContext(preset: preset, startType: startType))
@@ -76,7 +76,7 @@ final class GateServices {
 
     /// Sets the loop's one observer: crossings to the race link, every event to the page
     /// and to storage, then to `console` (the command's own output).
-    func install<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+    public func install<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         on loop: inout GateLoop<C, L, S>, console: @escaping (LoopEvent) -> Void) {
         let link = link, web = web, storage = storage
         loop.observer = { event in
@@ -96,7 +96,7 @@ final class GateServices {
     }
 
     /// Steps 1 and 2: page commands, then the race link.
-    func beforeFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+    public func beforeFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         web?.applyCommands(to: &loop, now: now)
         guard let link else { return }
@@ -125,7 +125,7 @@ final class GateServices {
 
     /// Steps 4 and 5: NTP requests, then the page's status when it is due. `camera` and
     /// `mode` are what the page shows for the camera.
-    func afterFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+    public func afterFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: borrowing GateLoop<C, L, S>, now: MonotonicInstant, camera: DeviceState, mode: String) {
         if let ntp { do { _ = try ntp.service(now: now) } catch { log.error("NTP server: \(error.description)") } }
         link?.noteStatus(loop.lastStatus, camera: camera, frames: loop.stats.frames, dropped: loop.stats.dropped, now: now)
@@ -138,7 +138,7 @@ final class GateServices {
 
     /// Writes what storage still holds and ends its threads; the race link's summary
     /// line, if a link ran.
-    func stop() -> String? {
+    public func stop() -> String? {
         link?.endSession(now: Sys.monotonicNow())
         storage.stop()
         return link?.summary

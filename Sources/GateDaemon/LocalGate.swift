@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// A whole gate in this process: a scene replayed as its camera, scripted start-button edges,
+// and the daemon's own services (storage, race link, page). `demo --web` runs two of them
+// as a start gate and a finish gate; the in-process race tests drive the same.
+
+import Detector
+public import Engine
+public import GateCore
+public import GateSim
+public import LinuxHardware
+public import Logging
+
+/// One gate as `run` wires it, with a replayed scene instead of the camera, scripted edges
+/// instead of GPIO and a recording beeper instead of ALSA. Everything around the loop is
+/// the daemon's: `GateServices` with its SQLite storage thread, photo-finish link and race
+/// link on a real UDP socket.
+///
+/// The camera plays `spec` once per pass. Passes are scheduled ahead (`schedulePass`); each
+/// plays from its start instant, in the loop's own time, so two gates whose passes are
+/// placed a few seconds apart see the same athlete run from one to the other.
+public final class LocalGate {
+    public typealias Loop = GateLoop<ReplayFrameSource, FakeLines, RecordingBeeper>
+
+    public var loop: Loop
+    public let services: GateServices
+    public let spec: SceneSpec
+    /// Passes still to play, oldest first (the playing one is not in it).
+    private var passes: [MonotonicInstant] = []
+    /// The camera holds no pass, only a clip that starts in a year (a clear gate).
+    private var idle = true
+    private var lineSequence: UInt32 = 0
+    private let mode: String
+
+    /// Starts the gate's storage under `stateDirectory` (the caller makes the directory)
+    /// and its services; `web` is the page, if this gate serves one (made over
+    /// `storage.book`). Throws when the race link cannot open its socket.
+    public init(spec: SceneSpec, engine: EngineConfig, storage: GateStorage, web: WebGate?, peer: PeerOptions?,
+                stateDirectory: String, epoll: borrowing EpollLoop, now: MonotonicInstant, log: Logger,
+                console: @escaping (LoopEvent) -> Void = { _ in }) throws {
+        self.spec = spec
+        let config = detectorConfig(for: spec)
+        let detector = PhotoFinishDetector(config: config, inputWidth: spec.width, inputHeight: spec.height)
+        loop = GateLoop(camera: Self.clearGate(spec, now: now), lines: FakeLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: engine))
+        mode = "\(spec.width)x\(spec.height) GREY \(Int(spec.fps)) fps (scene \(spec.name))"
+        storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: config.gateX, fps: spec.fps, log: log)
+        services = try GateServices(storage: storage, web: web, ntpPort: 0, peer: peer, skew: peer?.skew ?? .none,
+                                    stateDirectory: stateDirectory, epoll: epoll, now: now, peerLog: log, log: log)
+        services.install(on: &loop, console: console)
+    }
+
+    /// The race link, when this gate takes part in one.
+    public var link: PeerLink? { services.link }
+
+    /// Plays the scene once more, from `start` (after the passes already scheduled).
+    public func schedulePass(at start: MonotonicInstant) {
+        if idle {
+            idle = false
+            loop.camera = ReplayFrameSource(spec: spec, start: start)
+            try? loop.camera.open()
+        } else {
+            passes.append(start)
+        }
+    }
+
+    /// No pass: the scene from a year on, so the camera streams nothing until one is due.
+    private static func clearGate(_ spec: SceneSpec, now: MonotonicInstant) -> ReplayFrameSource {
+        var camera = ReplayFrameSource(spec: spec, start: now + .seconds(365 * 86_400))
+        try? camera.open()
+        return camera
+    }
+
+    /// The instant at which the torso crosses the gate line in a pass started at `start`
+    /// (the scene's truth).
+    public func trueCrossing(ofPassAt start: MonotonicInstant) -> MonotonicInstant? {
+        spec.expectedCrossings.first.map { start + .seconds($0.time) }
+    }
+
+    /// The athlete's hand on the start button: pressed at `press`, let go at `release`,
+    /// stamped like the kernel's edges.
+    public func holdButton(from press: MonotonicInstant, releaseAt release: MonotonicInstant) {
+        for (edge, at) in [(Edge.rising, press), (.falling, release)] {
+            lineSequence += 1
+            loop.lines.pending.append(LineEvent(role: .startButton, edge: edge, timestamp: at, lineSequence: lineSequence,
+                                                globalSequence: lineSequence))
+        }
+    }
+
+    /// One loop iteration at `now`, as `run` makes it: the page's commands and the race
+    /// link, the frames due by `now`, then NTP and the page's status. The next pass starts
+    /// once the clip has ended.
+    public func step(now: MonotonicInstant) {
+        services.beforeFrames(&loop, now: now)
+        loop.camera.readyUntil = now
+        loop.iterate(now: now)
+        if loop.camera.state == .absent {
+            if passes.isEmpty {
+                idle = true
+                loop.camera = Self.clearGate(spec, now: now)
+            } else {
+                loop.camera = ReplayFrameSource(spec: spec, start: passes.removeFirst())
+                try? loop.camera.open()
+            }
+        }
+        // Between passes the camera still streams (a clear gate), as a real one would.
+        services.afterFrames(loop, now: now, camera: .streaming, mode: mode)
+    }
+
+    /// Ends the services (storage written, the host's end of session sent); the race
+    /// link's summary line, if a link ran.
+    public func stop() -> String? { services.stop() }
+}
