@@ -31,9 +31,12 @@ public struct PeerOptions: Sendable {
     public var gateID: UInt32?
     /// For tests only: the skew applied to this gate's peer-facing clock.
     public var skew: ClockSkew = .none
+    /// For tests and the demo only: what this gate receives is delayed, jittered, lost and
+    /// duplicated as the simulated link says, with a seeded generator (nil: taken as it comes).
+    public var impairment: (link: SimulatedLink, seed: UInt64)?
 
     public init(role: RaceSession.Kind, electable: Bool = false, port: UInt16, pairingCode: String, hostAddress: UDPAddress? = nil,
-                gateID: UInt32? = nil, skew: ClockSkew = .none) {
+                gateID: UInt32? = nil, skew: ClockSkew = .none, impairment: (link: SimulatedLink, seed: UInt64)? = nil) {
         self.role = role
         self.electable = electable
         self.port = port
@@ -41,6 +44,7 @@ public struct PeerOptions: Sendable {
         self.hostAddress = hostAddress
         self.gateID = gateID
         self.skew = skew
+        self.impairment = impairment
     }
 }
 
@@ -103,6 +107,10 @@ public final class PeerLink {
     public static let syncLinePeriod = Span.seconds(1)
 
     public var fileDescriptor: Int32 { transport.fileDescriptor }
+    /// Datagrams the test impairment holds back, with their simulated arrival.
+    private var held: [(due: MonotonicInstant, bytes: [UInt8], from: UDPAddress)] = []
+    private var impairmentRNG = SplitMix64(seed: 0)
+
     /// The UDP port the link is bound to (the one asked for, or the kernel's choice for 0).
     public var localPort: UInt16 { transport.localPort }
 
@@ -127,6 +135,10 @@ public final class PeerLink {
         log.notice("peer link: \(options.role == .host ? "host" : (options.electable ? "auto (electable gate)" : "gate")) \(id) boot epoch \(epoch) on udp port \(transport.localPort), announces to \(announceAddresses.map { "\($0)" }.joined(separator: ", "))")
         if options.skew != .none {
             log.warning("test clock skew on the peer clock: gate=\(id.rawValue) offset_ns=\(options.skew.offsetNanoseconds) ppm=\(options.skew.ppm) origin_ns=\(options.skew.origin.nanoseconds)")
+        }
+        if let (link, seed) = options.impairment {
+            impairmentRNG = SplitMix64(seed: seed)
+            log.warning("test impairment on what this gate receives: delay_ms=\(link.delay.milliseconds) jitter_ms=±\(link.jitter.milliseconds) loss=\(link.loss) duplicate=\(link.duplicate)")
         }
         race.start(now: peerNow(now), into: &actions)
         perform(now: now)
@@ -168,14 +180,14 @@ public final class PeerLink {
                 break
             }
             guard case let .processed((n, from, arrival)) = r else { break }
-            switch peerGuard.open(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n])) {
-            case .dropped:
-                continue  // Counted by the guard; logged once per change below.
-            case let .accepted(received):
-                addresses[received.envelope.sender] = from
-                race.receive(received.envelope, now: peer, arrival: peerNow(arrival), into: &actions)
+            let bytes = UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n])
+            if let (link, _) = options.impairment {
+                impair(bytes, from: from, arrival: arrival, link: link)
+            } else {
+                accept(bytes, from: from, arrival: arrival, peer: peer)
             }
         }
+        if !held.isEmpty { acceptHeld(now: now, peer: peer) }
         race.tick(now: peer, into: &actions)
         perform(now: now)
         if now >= nextHealth {
@@ -522,6 +534,36 @@ public final class PeerLink {
         do { _ = try transport.send(UnsafeRawBufferPointer(rebasing: sendBuffer[0..<length]), to: address) } catch {
             log.warning("peer send to \(address): \(error.description)")
         }
+    }
+
+    /// An authenticated datagram goes to the session; anything else is dropped (counted by
+    /// the guard, logged once per change by `logDrops`).
+    private func accept(_ bytes: UnsafeRawBufferPointer, from: UDPAddress, arrival: MonotonicInstant, peer: MonotonicInstant) {
+        guard case let .accepted(received) = peerGuard.open(bytes) else { return }
+        addresses[received.envelope.sender] = from
+        race.receive(received.envelope, now: peer, arrival: peerNow(arrival), into: &actions)
+    }
+
+    /// The test impairment, applied as datagrams arrive: lost, or held until the kernel's
+    /// arrival stamp plus the link's delay ± jitter, which then stands as their arrival
+    /// (twice when duplicated). Applied on arrival rather than on sending, the simulated
+    /// delay is exact in the timestamps whatever the loop was doing.
+    private func impair(_ bytes: UnsafeRawBufferPointer, from: UDPAddress, arrival: MonotonicInstant, link: SimulatedLink) {
+        if Double.random(in: 0..<1, using: &impairmentRNG) < link.loss { return }
+        let copies = Double.random(in: 0..<1, using: &impairmentRNG) < link.duplicate ? 2 : 1
+        for _ in 0..<copies {
+            let jitter = link.jitter.nanoseconds > 0
+                ? Int64.random(in: -link.jitter.nanoseconds...link.jitter.nanoseconds, using: &impairmentRNG) : 0
+            held.append((arrival + Span(nanoseconds: max(0, link.delay.nanoseconds + jitter)), Array(bytes), from))
+        }
+    }
+
+    /// Takes in the held datagrams due by `now`, in order of their simulated arrival.
+    private func acceptHeld(now: MonotonicInstant, peer: MonotonicInstant) {
+        held.sort { $0.due < $1.due }
+        let due = held.prefix { $0.due <= now }
+        for d in due { d.bytes.withUnsafeBytes { accept($0, from: d.from, arrival: d.due, peer: peer) } }
+        held.removeFirst(due.count)
     }
 
     // MARK: - Health

@@ -34,7 +34,8 @@ struct DemoCommand: ParsableCommand {
             shown on the start gate's page and live board on that port (the PIN is printed and \
             kept in --state-dir).
 
-            With --web PORT --lone-gate (or with race options, to join a session) one gate \
+            With --web PORT --lone-gate (or with race options, to join a session, or an NTP \
+            port, to serve its clock) one gate \
             replays the two-runners clip over and over and serves its page. It prints the \
             stats line every 10 s and a summary at the end (frames, late wake-ups, worst \
             latency).
@@ -67,7 +68,7 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Pause between \"Set\" and the start sound of a voice start, seconds (0.5...5; default 1.5 to 2.3 at random).")
     var setPause: Double?
 
-    @Flag(help: "With --web: one gate alone on the two-runners clip instead of the two-gate session (implied by the race options and --button-release).")
+    @Flag(help: "With --web: one gate alone on the two-runners clip instead of the two-gate session (implied by the race options, a served NTP port, --test-clock-skew and --button-release).")
     var loneGate = false
 
     @Option(help: ArgumentHelp("With --web: a stand-in athlete holds the start button from the start of each pass and lets go this many seconds into it (0.1...10), for button-release starts.", valueName: "seconds"))
@@ -82,7 +83,7 @@ struct DemoCommand: ParsableCommand {
             guard (30...1000).contains(fps) else { fail("--fps \(fps) is outside 30...1000") }
             if let s = seconds, !(s > 0) { fail("--seconds must be positive") }
             if let b = buttonRelease, !(0.1...10).contains(b) { fail("--button-release \(b) is outside 0.1...10 s") }
-            if loneGate || buttonRelease != nil || peers.joinsRace {
+            if loneGate || buttonRelease != nil || peers.givesGateOptions {
                 try runLive(port: port)
             } else {
                 try runSession(port: port)

@@ -45,11 +45,13 @@ extension DemoCommand {
                             book: hostStorage.book, wakeFD: epoll.wakeFD, log: log)
         // Each gate its own pairing, so two demos on one machine never join each other.
         let code = "DEMO-\(UInt32.random(in: 100_000...999_999))"
+        // The Wi-Fi between them, as `demo` without --web simulates it: each way 3 ms ± 1 ms, 5 % lost.
+        let wifi = SimulatedLink(delay: .milliseconds(3), jitter: .milliseconds(1), loss: 0.05)
         let t0 = Sys.monotonicNow()
         let host: LocalGate, finish: LocalGate
         do {
             host = try LocalGate(spec: startSpec, engine: config, storage: hostStorage, web: web,
-                                 peer: PeerOptions(role: .host, port: 0, pairingCode: code, gateID: 1),
+                                 peer: PeerOptions(role: .host, port: 0, pairingCode: code, gateID: 1, impairment: (wifi, 1)),
                                  stateDirectory: stateDir, epoll: epoll, now: t0, log: startLog)
             guard let hostPort = host.link?.localPort, let address = UDPAddress(host: "127.0.0.1", port: hostPort) else {
                 fail("the start gate's race link has no port")
@@ -61,13 +63,15 @@ extension DemoCommand {
             skew.origin = t0
             finish = try LocalGate(spec: finishSpec, engine: config,
                                    storage: GateStorage.start(stateDirectory: finishDir, demoPreset: preset, log: log), web: nil,
-                                   peer: PeerOptions(role: .gate, port: 0, pairingCode: code, hostAddress: address, gateID: 2, skew: skew),
+                                   peer: PeerOptions(role: .gate, port: 0, pairingCode: code, hostAddress: address, gateID: 2, skew: skew,
+                                                     impairment: (wifi, 2)),
                                    stateDirectory: finishDir, epoll: epoll, now: t0, log: finishLog)
         } catch { fail("race link not started: \(error)") }
         guard let hostLink = host.link, let startTruth = host.trueCrossing(ofPassAt: t0),
               let finishTruth = finish.trueCrossing(ofPassAt: t0) else { fail("demo gates without a race link") }
         print("SprintGate demo: a start gate (this page) and a finish gate 30 m on, each with its own loop, camera clip")
-        print("and clock (the finish gate's 2.7 s ahead and 35 ppm fast), over the race link on loopback UDP.")
+        print("and clock (the finish gate's 2.7 s ahead and 35 ppm fast), over the race link on loopback UDP")
+        print("with a simulated Wi-Fi link's delay (3 ms ± 1 ms each way) and loss (5 %).")
 
         // What the athlete does, in order; each run's true time is printed beside the result.
         final class Runs: @unchecked Sendable { var truths: [(title: String, seconds: Double)] = []; var timed = 0 }

@@ -34,8 +34,12 @@ struct PeerArguments: ParsableArguments {
     @Option(help: ArgumentHelp("For tests only: this gate's id (default: kept in the state directory).", visibility: .hidden))
     var gateID: UInt32?
 
-    /// Some race option was given (the demo then runs one gate that joins a session).
-    var joinsRace: Bool { peerRole != nil || pairingCode != nil || peerPort != nil || peerHostAddress != nil || gateID != nil }
+    /// A race or served-clock option was given: the demo then runs one gate, which joins a
+    /// session or serves its (skewed) clock over NTP as the options say.
+    var givesGateOptions: Bool {
+        peerRole != nil || pairingCode != nil || peerPort != nil || peerHostAddress != nil || gateID != nil
+            || testClockSkew != nil || (ntpPort ?? 0) != 0
+    }
 
     /// The race options, or nil when racing is off. Exits with a clear message on bad values.
     /// `--test-clock-skew` parsed (none without it), for the NTP server and the race link

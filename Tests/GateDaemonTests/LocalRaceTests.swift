@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Two whole gates in this process, wired as the daemon wires them (race link on real UDP
-// sockets over loopback, SQLite storage threads, photo-finish links), timing a flying run
-// and a button-release run; the results are read back from the host's database.
+// sockets over loopback, 10 % of datagrams lost, SQLite storage threads, photo-finish
+// links), timing a flying run and a button-release run; the results are read back from
+// the host's database.
 
 import Engine
 import Foundation
@@ -39,11 +40,13 @@ final class StateDir {
 
         init() throws {
             let spec = try #require(SceneCatalog.scene("sprint", fps: 120, variant: 2))
+            // Both ways: 2 ms ± 1 ms, 10 % of datagrams lost, 5 % doubled.
+            let lossy = SimulatedLink(delay: .milliseconds(2), jitter: .milliseconds(1), loss: 0.1, duplicate: 0.05)
             let epoll = try EpollLoop()
             let now = Sys.monotonicNow()
             let hostStorage = GateStorage.start(stateDirectory: hostDir.path, context: RunContext(preset: nil, startType: .flying), log: LocalRaceTests.log)
             host = try LocalGate(spec: spec, engine: EngineConfig(), storage: hostStorage, web: nil,
-                                 peer: PeerOptions(role: .host, port: 0, pairingCode: "TRACK-2024", gateID: 1),
+                                 peer: PeerOptions(role: .host, port: 0, pairingCode: "TRACK-2024", gateID: 1, impairment: (lossy, 1)),
                                  stateDirectory: hostDir.path, epoll: epoll, now: now, log: LocalRaceTests.log)
             let hostPort = try #require(host.link?.localPort)
             var skew = ClockSkew()
@@ -53,7 +56,8 @@ final class StateDir {
             let gateStorage = GateStorage.start(stateDirectory: gateDir.path, context: RunContext(preset: nil, startType: .flying), log: LocalRaceTests.log)
             gate = try LocalGate(spec: spec, engine: EngineConfig(), storage: gateStorage, web: nil,
                                  peer: PeerOptions(role: .gate, port: 0, pairingCode: "TRACK-2024",
-                                                   hostAddress: UDPAddress(host: "127.0.0.1", port: hostPort), gateID: 2, skew: skew),
+                                                   hostAddress: UDPAddress(host: "127.0.0.1", port: hostPort), gateID: 2, skew: skew,
+                                                   impairment: (lossy, 2)),
                                  stateDirectory: gateDir.path, epoll: epoll, now: now, log: LocalRaceTests.log)
         }
 
