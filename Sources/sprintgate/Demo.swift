@@ -71,6 +71,9 @@ struct DemoCommand: ParsableCommand {
     @Flag(help: "With --web: one gate alone on the two-runners clip instead of the two-gate session (implied by the race options, a served NTP port, --test-clock-skew and --button-release).")
     var loneGate = false
 
+    @Option(help: ArgumentHelp("For tests only (with --web --lone-gate): passes start on a grid of CLOCK_MONOTONIC, one clip and its gap apart, offset by this many seconds.", visibility: .hidden))
+    var passPhase: Double?
+
     @Option(help: ArgumentHelp("With --web: a stand-in athlete holds the start button from the start of each pass and lets go this many seconds into it (0.1...10), for button-release starts.", valueName: "seconds"))
     var buttonRelease: Double?
 
@@ -83,7 +86,8 @@ struct DemoCommand: ParsableCommand {
             guard (30...1000).contains(fps) else { fail("--fps \(fps) is outside 30...1000") }
             if let s = seconds, !(s > 0) { fail("--seconds must be positive") }
             if let b = buttonRelease, !(0.1...10).contains(b) { fail("--button-release \(b) is outside 0.1...10 s") }
-            if loneGate || buttonRelease != nil || peers.givesGateOptions {
+            if let p = passPhase, !(0...60).contains(p) { fail("--pass-phase \(p) is outside 0...60 s") }
+            if loneGate || passPhase != nil || buttonRelease != nil || peers.givesGateOptions {
                 try runLive(port: port)
             } else {
                 try runSession(port: port)
@@ -206,7 +210,16 @@ extension DemoCommand {
                             book: storage.book, wakeFD: epoll.wakeFD, log: log)
         // Why: half a second between passes lets the detector see an empty gate again.
         let gap = Span.milliseconds(500)
-        var passStart = Sys.monotonicNow() + gap
+        let cycle = Span(nanoseconds: Span.seconds(Double(spec.frameCount) / fps).nanoseconds + gap.nanoseconds)
+        // With --pass-phase every pass starts on a grid of CLOCK_MONOTONIC, so gates on one
+        // machine see each runner in course order whenever they were started.
+        func nextPass(after t: MonotonicInstant) -> MonotonicInstant {
+            guard let phase = passPhase else { return t }
+            let origin = Span.seconds(phase).nanoseconds
+            let k = (t.nanoseconds - origin + cycle.nanoseconds - 1) / cycle.nanoseconds
+            return MonotonicInstant(nanoseconds: origin + k * cycle.nanoseconds)
+        }
+        var passStart = nextPass(after: Sys.monotonicNow() + gap)
         var camera = ReplayFrameSource(spec: spec, start: passStart)
         do { try camera.open() } catch { fail(error.description) }
         // The stand-in athlete's hand on the start button: pressed as each pass starts,
@@ -264,8 +277,8 @@ extension DemoCommand {
                 // Passes on a fixed schedule from the start (unless the loop fell behind by
                 // more than the gap): demo gates started a set time apart see the runners
                 // that far apart on every pass, as gates along a course would.
-                let due = passStart + .seconds(Double(spec.frameCount) / fps) + gap
-                passStart = now < due ? due : now + gap
+                let due = passStart + cycle
+                passStart = nextPass(after: now < due ? due : now + gap)
                 loop.lines.pending += holdButton(from: passStart)
                 passes += 1
                 loop.camera = ReplayFrameSource(spec: spec, start: passStart)
