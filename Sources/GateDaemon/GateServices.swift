@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What runs beside the gate loop on the loop thread, wired once for `run` and `demo --web`.
+// What runs beside the gate loop on the loop thread, wired once for `run`, `demo --web` and `LocalGate`.
 
 public import Engine
 import GateConfig
@@ -10,8 +10,8 @@ import SQLiteStore
 import WebUI
 
 /// The services around the gate loop: results storage, the web page, the NTP server and
-/// the race link. `run` and `demo --web` differ only in where frames come from; both
-/// call, on every loop iteration, `beforeFrames` then `loop.iterate` then `afterFrames`:
+/// the race link. `run`, `demo --web` and `LocalGate` differ only in where frames come
+/// from; each calls, on every loop iteration, `beforeFrames` then `loop.iterate` then `afterFrames`:
 ///
 /// 1. the page's queued commands are applied (arm, start, reset, start type, preset);
 /// 2. the race link is serviced: a ping is answered before the frame work, so the

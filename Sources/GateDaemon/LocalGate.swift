@@ -69,10 +69,10 @@ public final class LocalGate {
         return camera
     }
 
-    /// The instant at which the torso crosses the gate line in a pass started at `start`
-    /// (the scene's truth).
-    public func trueCrossing(ofPassAt start: MonotonicInstant) -> MonotonicInstant? {
-        spec.expectedCrossings.first.map { start + .seconds($0.time) }
+    /// Plays the scene once more so that the torso crosses the gate line at `crossing`, by
+    /// the scene's truth (a scene without a crossing plays from `crossing`).
+    public func schedulePass(crossingAt crossing: MonotonicInstant) {
+        schedulePass(at: crossing - .seconds(spec.expectedCrossings.first?.time ?? 0))
     }
 
     /// The athlete's hand on the start button: pressed at `press`, let go at `release`,

@@ -22,7 +22,7 @@ public enum RaceResults {
     ///   - localStart: the start crossing on this gate's CLOCK_MONOTONIC.
     ///   - wallStartMs: the same instant on the wall clock (display only).
     public static func storedRun(runID: UInt32, startType: StartType, splits: [RaceSplit], gateCount: Int, localStart: MonotonicInstant,
-                          wallStartMs: Int64) -> StoredRun? {
+                                 wallStartMs: Int64) -> StoredRun? {
         var stored: [StoredSplit] = []
         var notes = ["race run \(runID)"]
         var previousTime = Span(nanoseconds: 0), previousDistance = 0.0

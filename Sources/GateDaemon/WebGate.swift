@@ -33,7 +33,7 @@ public final class WebGate: @unchecked Sendable {
     public static let statusPeriod = Span.milliseconds(100)
 
     public init(gateName: String, stateDirectory: String, config: EngineConfig, preset: Preset?, speedUnit: SpeedUnit, details: [String: String],
-         book: any ResultsBook, wakeFD: Int32, log: Logger) throws {
+                book: any ResultsBook, wakeFD: Int32, log: Logger) throws {
         let pin: GatePIN
         do { pin = try GatePIN.loadOrCreate(directory: stateDirectory) } catch {
             throw WebGateError(description: "\(error) (the web page needs the state directory to keep its PIN)")
@@ -133,7 +133,7 @@ public final class WebGate: @unchecked Sendable {
 
     /// Detector status, camera and counters; call every `statusPeriod`.
     public func publishStatus(status: GateStatus, light: StatusLight, camera: DeviceState, mode: String, stats: LoopStats,
-                       p99Ms: Double, now: MonotonicInstant) {
+                              p99Ms: Double, now: MonotonicInstant) {
         var fps = 0.0
         if let t = lastFramesAt, now > t { fps = Double(stats.frames &- lastFrames) / now.since(t).seconds }
         lastFrames = stats.frames

@@ -210,7 +210,7 @@ extension DemoCommand {
                             book: storage.book, wakeFD: epoll.wakeFD, log: log)
         // Why: half a second between passes lets the detector see an empty gate again.
         let gap = Span.milliseconds(500)
-        let cycle = Span(nanoseconds: Span.seconds(Double(spec.frameCount) / fps).nanoseconds + gap.nanoseconds)
+        let cycle = Span.seconds(Double(spec.frameCount) / fps + gap.seconds)
         // With --pass-phase every pass starts on a grid of CLOCK_MONOTONIC, so gates on one
         // machine see each runner in course order whenever they were started.
         func nextPass(after t: MonotonicInstant) -> MonotonicInstant {

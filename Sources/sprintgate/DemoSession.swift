@@ -67,8 +67,7 @@ extension DemoCommand {
                                                      impairment: (wifi, 2)),
                                    stateDirectory: finishDir, epoll: epoll, now: t0, log: finishLog)
         } catch { fail("race link not started: \(error)") }
-        guard let hostLink = host.link, let startTruth = host.trueCrossing(ofPassAt: t0),
-              let finishTruth = finish.trueCrossing(ofPassAt: t0) else { fail("demo gates without a race link") }
+        guard let hostLink = host.link else { fail("demo gates without a race link") }
         print("SprintGate demo: a start gate (this page) and a finish gate 30 m on, each with its own loop, camera clip")
         print("and clock (the finish gate's 2.7 s ahead and 35 ppm fast), over the race link on loopback UDP")
         print("with a simulated Wi-Fi link's delay (3 ms ± 1 ms each way) and loss (5 %).")
@@ -98,8 +97,8 @@ extension DemoCommand {
             actions.append((c, { now in
                 hostLink.setStartType(.flying, now: now)
                 runs.truths.append(("run \(2 * n + 1), flying start", crossFinish.since(crossStart).seconds))
-                host.schedulePass(at: crossStart - startTruth.since(t0))
-                finish.schedulePass(at: crossFinish - finishTruth.since(t0))
+                host.schedulePass(crossingAt: crossStart)
+                finish.schedulePass(crossingAt: crossFinish)
             }))
             // Button release 8 s into the cycle; the finish 4.5 s later.
             let release = c + .seconds(8), crossStanding = release + .seconds(Self.standingTime)
@@ -107,7 +106,7 @@ extension DemoCommand {
                 hostLink.setStartType(.buttonRelease, now: now)
                 runs.truths.append(("run \(2 * n + 2), button-release start", crossStanding.since(release).seconds))
                 host.holdButton(from: release - .seconds(1.5), releaseAt: release)
-                finish.schedulePass(at: crossStanding - finishTruth.since(t0))
+                finish.schedulePass(crossingAt: crossStanding)
             }))
         }
         let end = seconds.map { t0 + .seconds($0) }

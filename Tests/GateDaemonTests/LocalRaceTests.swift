@@ -91,8 +91,8 @@ final class StateDir {
 
         // Run 1, flying: the athlete passes the start gate, then the finish gate 3.6 s later.
         let pass = Sys.monotonicNow() + .seconds(1)
-        p.host.schedulePass(at: pass)
-        p.gate.schedulePass(at: pass + .seconds(3.6))
+        p.host.schedulePass(crossingAt: pass)
+        p.gate.schedulePass(crossingAt: pass + .seconds(3.6))
         #expect(p.run(for: .seconds(20)) { p.hostRuns().count >= 1 }, "the flying run was not stored")
 
         // Run 2, button release at the start gate: the finish 4.5 s after the release.
@@ -100,8 +100,7 @@ final class StateDir {
         _ = p.run(for: .milliseconds(500))
         let release = Sys.monotonicNow() + .seconds(1.5)
         p.host.holdButton(from: release - .seconds(1), releaseAt: release)
-        let truth = try #require(p.gate.trueCrossing(ofPassAt: MonotonicInstant(nanoseconds: 0)))
-        p.gate.schedulePass(at: release + .seconds(4.5) - .seconds(truth.seconds))
+        p.gate.schedulePass(crossingAt: release + .seconds(4.5))
         #expect(p.run(for: .seconds(20)) { p.hostRuns().count >= 2 }, "the button-release run was not stored")
         // The finish gate's photo-finish image of each run reaches the host's database.
         #expect(p.run(for: .seconds(15)) { p.hostRuns().count == 2 && p.hostRuns().allSatisfy { $0.photoGates.contains(1) } },
