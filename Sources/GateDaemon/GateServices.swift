@@ -54,8 +54,8 @@ public final class GateServices {
             link.onRaceFinished = { storage.recordRace($0) }
             // Photos cross the race link both ways: a gate's to its host, the gates' into the host's store.
             if let photos = storage.photos {
-                link.onRacePhoto = { bundle, crossingNs, gateIndex in
-                    photos.remote(RemotePhoto(bundle: bundle, crossingNs: crossingNs, gateIndex: gateIndex))
+                link.onRacePhoto = { photo in
+                    photos.remote(photo)
                 }
             }
             web?.onPeerCommand = { command, now in
@@ -101,7 +101,7 @@ public final class GateServices {
         web?.applyCommands(to: &loop, now: now)
         guard let link else { return }
         storage.photos?.forwardsToRace = link.sendsPhotos
-        while let p = storage.photos?.takeOutgoing() { link.notePhoto(bundle: p.bundle, crossingNs: p.crossingNs, now: now) }
+        while let p = storage.photos?.takeOutgoing() { link.notePhoto(bundle: p.bundle, crossingNs: p.crossingNs, media: p.media, now: now) }
         link.service(now: now, web: web)
         for r in link.takeEngineRequests() {
             switch r {

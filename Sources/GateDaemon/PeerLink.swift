@@ -95,9 +95,11 @@ public final class PeerLink {
     /// Host: receives each gate's image of its crossing, with the crossing's instant on
     /// this gate's CLOCK_MONOTONIC and the gate's place on the course (set by
     /// `GateServices` to the photo-finish link).
-    public var onRacePhoto: ((_ bundle: [UInt8], _ crossingNs: Int64, _ gateIndex: Int) -> Void)?
+    public var onRacePhoto: ((_ photo: RemotePhoto) -> Void)?
     /// Host: images that arrived whole from gates.
     private(set) var photosReceived = 0
+    /// Frame strips received whole (host).
+    private(set) var stripsReceived = 0
 
     /// How often peer health goes to the web page and drop counters are compared. Why
     /// 1 s: the page shows seconds since last heard; faster buys nothing.
@@ -335,16 +337,17 @@ public final class PeerLink {
         perform(now: now)
     }
 
-    /// This gate's photo-finish image (a `PhotoBundle`) of its crossing at local instant
-    /// `crossingNs`: a gate sends it to its host; the host keeps its own (see
-    /// `PhotoFinishLink`).
-    public func notePhoto(bundle: [UInt8], crossingNs: Int64, now: MonotonicInstant) {
+    /// This gate's photo-finish image (a `PhotoBundle`) or frame strip (a `FrameStrip`)
+    /// of its crossing at local instant `crossingNs`: a gate sends it to its host; the
+    /// host keeps its own (see `PhotoFinishLink`).
+    public func notePhoto(bundle: [UInt8], crossingNs: Int64, media: RaceMedia = .photo, now: MonotonicInstant) {
         guard race.kind == .gate else { return }
-        if race.localPhoto(crossingTimeMono: peerNow(MonotonicInstant(nanoseconds: crossingNs)), bundle: bundle,
+        let what = media == .photo ? "photo" : "frames"
+        if race.localPhoto(crossingTimeMono: peerNow(MonotonicInstant(nanoseconds: crossingNs)), bundle: bundle, media: media,
                            now: peerNow(now), into: &actions) {
-            log.info("photo of the crossing at mono \(crossingNs) ns: sending \(bundle.count) bytes to the host")
+            log.info("\(what) of the crossing at mono \(crossingNs) ns: sending \(bundle.count) bytes to the host")
         } else {
-            log.debug("photo of the crossing at mono \(crossingNs) ns: not for a race (no host, or the crossing was not reported)")
+            log.debug("\(what) of the crossing at mono \(crossingNs) ns: not for a race (no host, or the crossing was not reported)")
         }
         perform(now: now)
     }
@@ -412,7 +415,7 @@ public final class PeerLink {
         "peer link summary: role \(race.kind == .host ? "host" : "gate") id \(race.me.rawValue) epoch \(race.bootEpoch) "
             + "phase \(race.phase) local_crossings \(localCrossings) unsent \(unsentCrossings) race_crossings \(raceCrossings) races_stored \(racesStored) "
             + "unacknowledged \(race.unacknowledged) accepted \(peerGuard.acceptedCount) dropped \(peerGuard.drops.total) "
-            + "photos_sent \(race.imageCounts.delivered) photos_abandoned \(race.imageCounts.abandoned) photos_received \(photosReceived)"
+            + "photos_sent \(race.imageCounts.delivered) photos_abandoned \(race.imageCounts.abandoned) photos_received \(photosReceived) strips_received \(stripsReceived)"
     }
 
     // MARK: - Actions
@@ -468,10 +471,11 @@ public final class PeerLink {
             case let .elected(session):
                 log.notice("race host elected: this gate \(race.me.rawValue) hosts \(session), run \(race.runID)")
             case let .photo(p):
-                photosReceived += 1
+                if p.media == .photo { photosReceived += 1 } else { stripsReceived += 1 }
                 let local = options.skew.local(MonotonicInstant(nanoseconds: p.crossing.timeNet.nanoseconds))
-                log.notice("race photo gate=\(p.crossing.gate.rawValue) boot=\(p.crossing.bootEpoch) id=\(p.crossing.crossingID) run=\(p.crossing.runID) index=\(p.crossing.gateIndex) bytes=\(p.bundle.count) mono_ns=\(local.nanoseconds)")
-                onRacePhoto?(p.bundle, local.nanoseconds, p.crossing.gateIndex)
+                log.notice("race \(p.media == .photo ? "photo" : "frames") gate=\(p.crossing.gate.rawValue) boot=\(p.crossing.bootEpoch) id=\(p.crossing.crossingID) run=\(p.crossing.runID) index=\(p.crossing.gateIndex) bytes=\(p.bundle.count) mono_ns=\(local.nanoseconds)")
+                onRacePhoto?(RemotePhoto(bundle: p.bundle, crossingNs: local.nanoseconds, gateIndex: p.crossing.gateIndex,
+                                         media: p.media))
             case let .falseStart(gate, run, reason):
                 log.notice("race false start run=\(run) gate=\(gate.rawValue) reason=\(reason == .buttonReleased ? "button released early" : "movement after Set")")
                 if gate != race.me { engineRequests.append(.falseStartElsewhere) }

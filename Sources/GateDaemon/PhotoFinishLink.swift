@@ -5,31 +5,44 @@ import Foundation
 import GateCore
 import LinuxHardware
 public import Logging
-import PeerWire
+public import PeerWire
 public import PhotoFinish
+public import Race
 public import SQLiteStore
 import Synchronization
 public import WebUI
 
-/// A rendered photo finish: the composite and the frames around the crossing, as JPEG.
+/// A rendered photo finish: the composite and its four thumbnails, as JPEG, and the
+/// strip of every frame around the crossing.
 public struct EncodedPhotoFinish: Sendable {
     public var jpeg: [UInt8]
     public var thumbnails: [[UInt8]]
+    /// Nil when the capture held no frame for the strip.
+    public var frames: FrameStrip?
 }
 
-/// A photo of this gate's crossing on its way to the race's host.
+/// A photo (`PhotoBundle`) or frame strip (`FrameStrip`) of this gate's crossing on its
+/// way to the race's host.
 public struct OutgoingPhoto: Sendable {
     public var bundle: [UInt8]
     /// The crossing's instant, local CLOCK_MONOTONIC.
     public var crossingNs: Int64
+    public var media: RaceMedia = .photo
 }
 
-/// A gate's photo of its crossing, received whole by the race's host.
+/// A gate's photo or frame strip of its crossing, received whole by the race's host.
 public struct RemotePhoto: Sendable {
     public var bundle: [UInt8]
     /// The crossing's instant mapped onto this gate's CLOCK_MONOTONIC.
     public var crossingNs: Int64
     public var gateIndex: Int
+    public var media: RaceMedia = .photo
+    public init(bundle: [UInt8], crossingNs: Int64, gateIndex: Int, media: RaceMedia = .photo) {
+        self.bundle = bundle
+        self.crossingNs = crossingNs
+        self.gateIndex = gateIndex
+        self.media = media
+    }
 }
 
 /// Takes photo-finish captures off the loop thread, renders and encodes them on its own
@@ -52,9 +65,9 @@ public final class PhotoFinishLink: @unchecked Sendable {
 
     private let captures = BoundedQueue<PhotoFinishCapture>(capacity: PhotoFinishLink.captureCapacity)
     private let commits = BoundedQueue<CommittedRun>(capacity: PhotoFinishLink.commitCapacity)
-    /// Why 4: photos come one per crossing, a second apart at most a few at a time.
-    private let outgoing = BoundedQueue<OutgoingPhoto>(capacity: 4)
-    private let remotes = BoundedQueue<RemotePhoto>(capacity: 8)
+    /// Why 8: a photo and a strip per crossing, a second apart at most a few at a time.
+    private let outgoing = BoundedQueue<OutgoingPhoto>(capacity: 8)
+    private let remotes = BoundedQueue<RemotePhoto>(capacity: 16)
     /// Set while this gate is a race gate with a host: its photos are also offered to the
     /// race link (set from the loop thread, read by the worker).
     private let forwarding = Atomic<Bool>(false)
@@ -69,6 +82,8 @@ public final class PhotoFinishLink: @unchecked Sendable {
     private let log: Logger
     // Worker-thread state.
     private var matcher = PhotoFinishMatcher<EncodedPhotoFinish>()
+    /// Other gates' frame strips, which travel apart from their photos (host only).
+    private var stripMatcher = PhotoFinishMatcher<FrameStrip>()
     private var started = false
     /// Photos stored with their run (worker thread; read after `stop`).
     private(set) var saved: UInt64 = 0
@@ -157,7 +172,23 @@ public final class PhotoFinishLink: @unchecked Sendable {
         for t in picture.thumbnails {
             thumbs.append(try PhotoFinishJPEG.encode(luma: t.pixels, width: t.width, height: t.height))
         }
-        return EncodedPhotoFinish(jpeg: jpeg, thumbnails: thumbs)
+        return EncodedPhotoFinish(jpeg: jpeg, thumbnails: thumbs, frames: try strip(of: capture))
+    }
+
+    /// The capture's frames around the crossing as a `FrameStrip`, nil when it has none.
+    static func strip(of capture: PhotoFinishCapture) throws -> FrameStrip? {
+        guard capture.stripCount > 0 else { return nil }
+        var frames: [FrameStrip.Frame] = []
+        for i in 0..<capture.stripCount {
+            let offset = capture.stripTime(i).since(capture.crossing.time).nanoseconds / 1000
+            // Why: two frames within a microsecond (a driver's repeated stamp) would not
+            // order; the strip keeps the first.
+            if let last = frames.last, offset <= Int64(last.offsetMicroseconds) { continue }
+            let pixels = capture.stripFrame(i)
+            let jpeg = try PhotoFinishJPEG.encode(luma: Array(pixels), width: capture.thumbnailWidth, height: capture.thumbnailHeight)
+            frames.append(FrameStrip.Frame(offsetMicroseconds: Int32(clamping: offset), jpeg: jpeg))
+        }
+        return FrameStrip(gateX: max(0, capture.thumbnailGateX), frames: frames)
     }
 
     private func handle(_ capture: PhotoFinishCapture) {
@@ -172,11 +203,28 @@ public final class PhotoFinishLink: @unchecked Sendable {
             if !outgoing.push(OutgoingPhoto(bundle: bundle, crossingNs: crossingNs)) {
                 log.warning("photo of the crossing at mono \(crossingNs) ns not offered to the race: queue full")
             }
+            if let strip = photo.frames?.encoded(),
+               !outgoing.push(OutgoingPhoto(bundle: strip, crossingNs: crossingNs, media: .frames)) {
+                log.warning("frames of the crossing at mono \(crossingNs) ns not offered to the race: queue full")
+            }
         }
         if let match = matcher.photo(photo, crossingNs: crossingNs) { save(photo, match) }
     }
 
     private func handle(_ remote: RemotePhoto) {
+        if remote.media == .frames {
+            let strip: FrameStrip
+            do { strip = try FrameStrip(decoding: remote.bundle) } catch {
+                failed += 1
+                log.error("frames from gate \(remote.gateIndex) of the crossing at mono \(remote.crossingNs) ns are not a frame strip: \(error.description)")
+                return
+            }
+            if let match = stripMatcher.photo(strip, crossingNs: remote.crossingNs, gateIndex: remote.gateIndex,
+                                              toleranceNs: Self.remoteToleranceNs) {
+                save(strip, match)
+            }
+            return
+        }
         let photo: EncodedPhotoFinish
         do {
             let b = try PhotoBundle(decoding: remote.bundle)
@@ -192,8 +240,27 @@ public final class PhotoFinishLink: @unchecked Sendable {
         }
     }
 
+    /// Another gate's frame strip: stored with the run under the gate's place.
+    private func save(_ strip: FrameStrip, _ match: PhotoFinishMatcher<FrameStrip>.Match) {
+        do {
+            try saveFrames(strip, match)
+            log.info("frames of gate \(match.gateIndex) stored for run \(match.runID) (\(strip.frames.count) frames)")
+        } catch {
+            failed += 1
+            log.error("frames of gate \(match.gateIndex) for run \(match.runID): \(error)")
+        }
+    }
+
+    /// A lone gate's strip is kept under place 0, its only gate; in a race, under the
+    /// gate's place on the course.
+    private func saveFrames<P>(_ strip: FrameStrip, _ match: PhotoFinishMatcher<P>.Match) throws {
+        let frames = strip.frames.map { StoredFrame(offsetMicroseconds: Int($0.offsetMicroseconds), jpeg: $0.jpeg) }
+        try store.saveGateFrames(runID: match.runID, gateIndex: match.gateIndex, gateX: strip.gateX, frames: frames)
+    }
+
     private func handle(_ run: CommittedRun) {
         for (photo, match) in matcher.run(run.run) { save(photo, match) }
+        for (strip, match) in stripMatcher.run(run.run) { save(strip, match) }
     }
 
     /// A lone gate's finish photo is the run's photo finish. In a race every gate's photo
@@ -207,6 +274,7 @@ public final class PhotoFinishLink: @unchecked Sendable {
             if match.race {
                 try store.saveGatePhoto(runID: runID, gateIndex: match.gateIndex, jpeg: photo.jpeg)
             }
+            if let strip = photo.frames { try saveFrames(strip, match) }
             saved += 1
             book?.photoSaved(runID: runID)
             log.info("photo \(match.finish ? "finish" : "of gate \(match.gateIndex)") stored for run \(runID) (\(photo.jpeg.count) bytes, \(photo.thumbnails.count) frames)")

@@ -15,6 +15,9 @@ public enum MessageType: UInt8, Sendable, Hashable, CaseIterable {
     case gateStatus = 30, pauseDetection = 31, resumeDetection = 32, resetForNextRun = 33, endSession = 34
     // Media.
     case thumbnailChunk = 40, thumbnailAck = 41
+    /// A gate's frames around a crossing (a `FrameStrip`), in chunks laid out like
+    /// `thumbnailChunk`'s and acknowledged like them by `calibrationFramesAck`.
+    case calibrationFrames = 42, calibrationFramesAck = 43
     // Configuration.
     case startTypeChange = 50, distanceChange = 51
     // Discovery.
@@ -354,6 +357,10 @@ public enum Message: Sendable, Hashable {
     case endSession
     case thumbnailChunk(ThumbnailChunk)
     case thumbnailAck(ThumbnailAck)
+    /// Gate → host: one chunk of a `FrameStrip` (image id = the crossing id it shows).
+    case calibrationFrames(ThumbnailChunk)
+    /// Host → gate: the chunks of a frame strip the host holds.
+    case calibrationFramesAck(ThumbnailAck)
     case startTypeChange(StartTypeChange)
     case distanceChange(DistanceChange)
     case announce(Announce)
@@ -380,6 +387,8 @@ public enum Message: Sendable, Hashable {
         case .endSession: return .endSession
         case .thumbnailChunk: return .thumbnailChunk
         case .thumbnailAck: return .thumbnailAck
+        case .calibrationFrames: return .calibrationFrames
+        case .calibrationFramesAck: return .calibrationFramesAck
         case .startTypeChange: return .startTypeChange
         case .distanceChange: return .distanceChange
         case .announce: return .announce
@@ -507,7 +516,7 @@ extension Message {
             break
         case .resetForNextRun(let m):
             try w.u32(m.nextRunID)
-        case .thumbnailChunk(let m):
+        case .thumbnailChunk(let m), .calibrationFrames(let m):
             guard (1 ... ThumbnailChunk.maxChunks).contains(Int(m.chunkCount)) else { throw .malformed("chunkCount") }
             guard m.chunkIndex < m.chunkCount else { throw .malformed("chunkIndex") }
             guard (1 ... ThumbnailChunk.maxBytes).contains(m.bytes.count) else { throw .malformed("bytes") }
@@ -516,7 +525,7 @@ extension Message {
             try w.u16(m.chunkCount)
             try w.u16(UInt16(m.bytes.count))
             try w.bytes(m.bytes)
-        case .thumbnailAck(let m):
+        case .thumbnailAck(let m), .calibrationFramesAck(let m):
             guard m.wellFormed else { throw .malformed("received") }
             try w.u32(m.imageID)
             try w.u16(m.chunkCount)
@@ -618,7 +627,7 @@ extension Message {
             message = .resetForNextRun(ResetForNextRun(nextRunID: try r.u32("nextRunID")))
         case .endSession:
             message = .endSession
-        case .thumbnailChunk:
+        case .thumbnailChunk, .calibrationFrames:
             let imageID = try r.u32("imageID")
             let index = try r.u16("chunkIndex")
             let count = try r.u16("chunkCount")
@@ -627,14 +636,15 @@ extension Message {
             let length = Int(try r.u16("byteCount"))
             guard (1 ... ThumbnailChunk.maxBytes).contains(length) else { throw .malformed("byteCount") }
             let bytes = try r.bytes("bytes", count: length)
-            message = .thumbnailChunk(ThumbnailChunk(imageID: imageID, chunkIndex: index, chunkCount: count, bytes: bytes))
-        case .thumbnailAck:
+            let chunk = ThumbnailChunk(imageID: imageID, chunkIndex: index, chunkCount: count, bytes: bytes)
+            message = type == .thumbnailChunk ? .thumbnailChunk(chunk) : .calibrationFrames(chunk)
+        case .thumbnailAck, .calibrationFramesAck:
             let imageID = try r.u32("imageID")
             let count = try r.u16("chunkCount")
             guard (1 ... ThumbnailChunk.maxChunks).contains(Int(count)) else { throw .malformed("chunkCount") }
             let ack = ThumbnailAck(imageID: imageID, chunkCount: count, received: try r.bytes("received", count: (Int(count) + 7) / 8))
             guard ack.wellFormed else { throw .malformed("received") }
-            message = .thumbnailAck(ack)
+            message = type == .thumbnailAck ? .thumbnailAck(ack) : .calibrationFramesAck(ack)
         case .startTypeChange:
             message = .startTypeChange(StartTypeChange(startType: try r.startType("startType")))
         case .distanceChange:

@@ -27,6 +27,8 @@ public final class PhotoFinishCapture: @unchecked Sendable {
     public private(set) var columnCount = 0
     /// Thumbnails in the capture (at most four), oldest first.
     public private(set) var thumbnailCount = 0
+    /// Consecutive frames around the crossing (thumbnail size), oldest first.
+    public private(set) var stripCount = 0
 
     /// Order in which the recorder froze it while waiting to be taken; 0 once taken.
     var queued: UInt64 = 0
@@ -37,6 +39,10 @@ public final class PhotoFinishCapture: @unchecked Sendable {
     static let maxThumbnails = 4
     let thumbs: UnsafeMutablePointer<UInt8>
     let thumbTimes: UnsafeMutablePointer<Int64>
+    let stripCapacity: Int
+    let strip: UnsafeMutablePointer<UInt8>
+    let stripTimes: UnsafeMutablePointer<Int64>
+    let stripSequences: UnsafeMutablePointer<UInt64>
 
     init(config: PhotoFinishConfig) {
         state = .allocate(capacity: 1)
@@ -57,6 +63,14 @@ public final class PhotoFinishCapture: @unchecked Sendable {
         thumbs.initialize(repeating: 0, count: t)
         thumbTimes = .allocate(capacity: Self.maxThumbnails)
         thumbTimes.initialize(repeating: 0, count: Self.maxThumbnails)
+        stripCapacity = config.stripFramesBefore + config.stripFramesAfter
+        let st = max(1, stripCapacity) * thumbnailWidth * thumbnailHeight
+        strip = .allocate(capacity: st)
+        strip.initialize(repeating: 0, count: st)
+        stripTimes = .allocate(capacity: max(1, stripCapacity))
+        stripTimes.initialize(repeating: 0, count: max(1, stripCapacity))
+        stripSequences = .allocate(capacity: max(1, stripCapacity))
+        stripSequences.initialize(repeating: 0, count: max(1, stripCapacity))
         crossing = Crossing(time: MonotonicInstant(nanoseconds: 0), uncertainty: .zero, direction: .leftToRight,
                             blobHeight: 0, speedWorkPixelsPerSecond: 0, reportedAtSequence: 0)
     }
@@ -69,6 +83,9 @@ public final class PhotoFinishCapture: @unchecked Sendable {
         sequences.deallocate()
         thumbs.deallocate()
         thumbTimes.deallocate()
+        strip.deallocate()
+        stripTimes.deallocate()
+        stripSequences.deallocate()
     }
 
     /// The `i`th gate column (0 = oldest), `columnHeight` luma samples top to bottom.
@@ -104,6 +121,26 @@ public final class PhotoFinishCapture: @unchecked Sendable {
         return MonotonicInstant(nanoseconds: thumbTimes[i])
     }
 
+    /// The `i`th frame of the strip around the crossing (0 = oldest),
+    /// `thumbnailWidth`×`thumbnailHeight` luma, rows packed. Valid until `release()`.
+    public func stripFrame(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+        precondition(i >= 0 && i < stripCount, "strip index out of range")
+        let n = thumbnailWidth * thumbnailHeight
+        return UnsafeBufferPointer(start: strip + i * n, count: n)
+    }
+
+    /// Timestamp of the strip's `i`th frame, local monotonic clock.
+    public func stripTime(_ i: Int) -> MonotonicInstant {
+        precondition(i >= 0 && i < stripCount, "strip index out of range")
+        return MonotonicInstant(nanoseconds: stripTimes[i])
+    }
+
+    /// Driver sequence number of the strip's `i`th frame; gaps are dropped frames.
+    public func stripSequence(_ i: Int) -> UInt64 {
+        precondition(i >= 0 && i < stripCount, "strip index out of range")
+        return stripSequences[i]
+    }
+
     /// Hands the slot back to the recorder. Call once, after the last read.
     public func release() {
         state.pointee.store(Self.free, ordering: .releasing)
@@ -115,6 +152,7 @@ public final class PhotoFinishCapture: @unchecked Sendable {
         crossing = c
         columnCount = 0
         thumbnailCount = 0
+        stripCount = 0
     }
 
     func appendColumn(from src: UnsafePointer<UInt8>, time: Int64, sequence: UInt64) {
@@ -131,5 +169,14 @@ public final class PhotoFinishCapture: @unchecked Sendable {
         (thumbs + thumbnailCount * n).update(from: src, count: n)
         thumbTimes[thumbnailCount] = time
         thumbnailCount += 1
+    }
+
+    func appendStripFrame(from src: UnsafePointer<UInt8>, time: Int64, sequence: UInt64) {
+        guard stripCount < stripCapacity else { return }
+        let n = thumbnailWidth * thumbnailHeight
+        (strip + stripCount * n).update(from: src, count: n)
+        stripTimes[stripCount] = time
+        stripSequences[stripCount] = sequence
+        stripCount += 1
     }
 }

@@ -35,6 +35,11 @@ public struct PhotoFinishConfig: Sendable, Hashable {
     /// Thumbnails around the crossing: the frame at `−thumbnailOffset`, the last frame
     /// before the crossing, the first after it, and the frame at `+thumbnailOffset`.
     public var thumbnailOffset: Span = .milliseconds(100)
+    /// The frame strip around the crossing (thumbnail size, every frame): this many
+    /// frames before the crossing instant and this many at or after it. Why 6 and 6:
+    /// at 120 fps that is 50 ms either side, a torso's width or more; at 30 fps, 0.2 s.
+    public var stripFramesBefore: Int = 6
+    public var stripFramesAfter: Int = 6
 
     public init(frameWidth: Int, frameHeight: Int, gateX: Double, fps: Double) {
         self.frameWidth = frameWidth
@@ -71,6 +76,9 @@ public struct PhotoFinishConfig: Sendable, Hashable {
         if reportDelay.nanoseconds < 0 || reportDelay.seconds > 5 { return "report delay must be within 0...5 s" }
         if maxColumnHeight < 16 || thumbnailMaxWidth < 16 { return "column height and thumbnail width must be at least 16" }
         if slots < 1 || slots > 16 || maxPending < 1 || maxPending > 16 { return "slots and pending must be within 1...16" }
+        if stripFramesBefore < 0 || stripFramesAfter < 0 || stripFramesBefore + stripFramesAfter > 32 {
+            return "strip frames before and after must be at least 0 and together at most 32"
+        }
         return nil
     }
 }

@@ -178,12 +178,18 @@ public final class PhotoFinishRecorder {
         let offset = config.thumbnailOffset.nanoseconds
         // Thumbnail picks: nearest to −offset, last before, first at/after, nearest to +offset.
         var before = -1, after = -1, early = -1, late = -1
+        var firstAfter = count  // Ordinal of the first frame at or after the crossing.
         var earlyError = Int64.max, lateError = Int64.max
         for i in 0..<count {
             let k = index(i)
             let t = times[k]
             if t >= start { slot.appendColumn(from: columns + k * columnHeight, time: t, sequence: sequences[k]) }
-            if t < c { before = k } else if after < 0 { after = k }
+            if t < c {
+                before = k
+            } else if after < 0 {
+                after = k
+                firstAfter = i
+            }
             let e1 = abs(t - (c - offset))
             if t < c, e1 < earlyError { earlyError = e1; early = k }
             let e2 = abs(t - (c + offset))
@@ -194,6 +200,16 @@ public final class PhotoFinishRecorder {
         addThumbnail(before, to: slot)
         addThumbnail(after, to: slot)
         addThumbnail(late, to: slot)
+        // The strip: consecutive frames, `stripFramesBefore` before the crossing and
+        // `stripFramesAfter` at or after it, as many as the ring still holds.
+        let stripStart = max(0, firstAfter - config.stripFramesBefore)
+        let stripEnd = min(count, firstAfter + config.stripFramesAfter)
+        var i = stripStart
+        while i < stripEnd {
+            let k = index(i)
+            slot.appendStripFrame(from: thumbs + k * thumbSize, time: times[k], sequence: sequences[k])
+            i += 1
+        }
         slot.state.pointee.store(PhotoFinishCapture.handedOn, ordering: .releasing)
         lastQueued &+= 1
         slot.queued = lastQueued

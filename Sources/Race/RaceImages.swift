@@ -4,12 +4,22 @@
 public import GateCore
 public import PeerWire
 
+/// What an image transfer carries.
+public enum RaceMedia: Sendable, Hashable {
+    /// A `PhotoBundle` (photo-finish image and thumbnails), in `thumbnailChunk`s.
+    case photo
+    /// A `FrameStrip` (the frames around the crossing), in `calibrationFrames`.
+    case frames
+}
+
 /// A gate's image of one of its crossings, whole at the host.
 public struct RacePhoto: Sendable, Hashable {
     /// The crossing as the host took it (its run, gate index and network time).
     public var crossing: RaceCrossing
-    /// The gate's `PhotoBundle` bytes, as sent (the owner decodes and checks them).
+    /// The gate's `PhotoBundle` or `FrameStrip` bytes (see `media`), as sent (the owner
+    /// decodes and checks them).
     public var bundle: [UInt8]
+    public var media: RaceMedia = .photo
 }
 
 /// Counters of image transfers, for logs and tests.
@@ -27,14 +37,16 @@ public struct ImageTransferCounts: Sendable, Hashable {
 /// Gate side: each image is cut into chunks, sent a few per loop iteration, and the
 /// chunks the host's last acknowledgement lacks are sent again with a doubling back-off.
 struct ImageSender: Sendable {
-    /// Images in flight at once. Why 4: a photo comes 0.6 s after its crossing and takes
-    /// well under a second to deliver; four cover a pack through a lap gate.
-    static let maxTransfers = 4
+    /// Images in flight at once. Why 8: a photo and a frame strip come 0.6 s after their
+    /// crossing and take well under a second to deliver; eight cover a pack of four
+    /// through a lap gate.
+    static let maxTransfers = 8
     /// Crossings remembered for matching their photos. Why 16: a photo comes within a
     /// second of its crossing.
     static let recentCrossings = 16
 
     private struct Transfer: Sendable {
+        var media: RaceMedia
         var imageID: UInt32
         var to: GateID
         var chunks: [ThumbnailChunk]
@@ -64,21 +76,22 @@ struct ImageSender: Sendable {
     }
 
     /// Queues `bundle` for `host`; false when it cannot be chunked.
-    mutating func add(imageID: UInt32, bundle: [UInt8], to host: GateID, now: MonotonicInstant, backoff: Span) -> Bool {
+    mutating func add(_ media: RaceMedia, imageID: UInt32, bundle: [UInt8], to host: GateID, now: MonotonicInstant,
+                      backoff: Span) -> Bool {
         guard let chunks = ThumbnailChunk.split(imageID: imageID, image: bundle) else { return false }
-        transfers.removeAll { $0.imageID == imageID && $0.to == host }
+        transfers.removeAll { $0.media == media && $0.imageID == imageID && $0.to == host }
         if transfers.count >= Self.maxTransfers {
             transfers.removeFirst()
             counts.abandoned += 1
         }
-        transfers.append(Transfer(imageID: imageID, to: host, chunks: chunks, acked: Array(repeating: false, count: chunks.count),
+        transfers.append(Transfer(media: media, imageID: imageID, to: host, chunks: chunks, acked: Array(repeating: false, count: chunks.count),
                                   due: now, backoff: backoff, started: now))
         counts.queued += 1
         return true
     }
 
-    mutating func ack(_ a: ThumbnailAck, from gate: GateID) {
-        guard let i = transfers.firstIndex(where: { $0.imageID == a.imageID && $0.to == gate }),
+    mutating func ack(_ media: RaceMedia, _ a: ThumbnailAck, from gate: GateID) {
+        guard let i = transfers.firstIndex(where: { $0.media == media && $0.imageID == a.imageID && $0.to == gate }),
               Int(a.chunkCount) == transfers[i].chunks.count else { return }
         for c in transfers[i].chunks.indices where a.has(c) { transfers[i].acked[c] = true }
         if transfers[i].acked.allSatisfy({ $0 }) {
@@ -96,7 +109,8 @@ struct ImageSender: Sendable {
     /// Sends up to `budget` chunks, oldest image first: the rest of a pass, or a new pass
     /// over the unacknowledged chunks once the back-off is due. Transfers older than
     /// `giveUp` are dropped.
-    mutating func tick(now: MonotonicInstant, budget: Int, maxBackoff: Span, giveUp: Span, send: (ThumbnailChunk, GateID) -> Void) {
+    mutating func tick(now: MonotonicInstant, budget: Int, maxBackoff: Span, giveUp: Span,
+                       send: (RaceMedia, ThumbnailChunk, GateID) -> Void) {
         let before = transfers.count
         transfers.removeAll { now.since($0.started) > giveUp }
         counts.abandoned += before - transfers.count
@@ -110,7 +124,7 @@ struct ImageSender: Sendable {
                 let c = transfers[i].cursor
                 transfers[i].cursor += 1
                 guard !transfers[i].acked[c] else { continue }
-                send(transfers[i].chunks[c], transfers[i].to)
+                send(transfers[i].media, transfers[i].chunks[c], transfers[i].to)
                 counts.chunksSent += 1
                 left -= 1
             }
@@ -134,6 +148,7 @@ struct ImageReceiver: Sendable {
     static let rememberedDone = 64
 
     struct Key: Hashable, Sendable {
+        var media: RaceMedia
         var gate: GateID
         var bootEpoch: UInt32
         var imageID: UInt32
@@ -152,8 +167,9 @@ struct ImageReceiver: Sendable {
 
     /// Takes one chunk; returns the acknowledgement to send back and, when the image is
     /// now whole, its bytes (also queued in `waiting`).
-    mutating func chunk(_ c: ThumbnailChunk, from gate: GateID, bootEpoch: UInt32, now: MonotonicInstant) -> ThumbnailAck {
-        let key = Key(gate: gate, bootEpoch: bootEpoch, imageID: c.imageID)
+    mutating func chunk(_ media: RaceMedia, _ c: ThumbnailChunk, from gate: GateID, bootEpoch: UInt32,
+                        now: MonotonicInstant) -> ThumbnailAck {
+        let key = Key(media: media, gate: gate, bootEpoch: bootEpoch, imageID: c.imageID)
         let count = Int(c.chunkCount)
         if done.contains(key) {
             return ThumbnailAck(imageID: c.imageID, flags: Array(repeating: true, count: count))
@@ -198,7 +214,7 @@ struct ImageReceiver: Sendable {
         var kept: [(key: Key, bytes: [UInt8], since: MonotonicInstant)] = []
         for w in waiting {
             if let c = crossing(w.key) {
-                deliver(RacePhoto(crossing: c, bundle: w.bytes))
+                deliver(RacePhoto(crossing: c, bundle: w.bytes, media: w.key.media))
             } else if now.since(w.since) <= maxWait {
                 kept.append(w)
             } else {

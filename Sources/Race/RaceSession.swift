@@ -430,16 +430,17 @@ public struct RaceSession: Sendable {
     public var imagesInFlight: Int { imageSender.pending }
 
     /// This gate's image of its crossing at local instant `crossingTimeMono` (the instant
-    /// given to `localCrossing`): a `PhotoBundle`'s bytes. A gate sends it to its host in
-    /// chunks, paced by `imageChunksPerTick` and repeated until every chunk is
-    /// acknowledged; the host delivers it as `.photo` once the crossing is in. Returns
+    /// given to `localCrossing`): a `PhotoBundle`'s bytes, or a `FrameStrip`'s (`media`).
+    /// A gate sends it to its host in chunks (`thumbnailChunk` or `calibrationFrames`),
+    /// paced by `imageChunksPerTick` and repeated until every chunk is acknowledged; the
+    /// host delivers it as `.photo` once the crossing is in. Returns
     /// false when it goes nowhere: on the host (its own images are its owner's), with no
     /// host, for a crossing not reported, or an image too large to chunk.
     @discardableResult
-    public mutating func localPhoto(crossingTimeMono: MonotonicInstant, bundle: [UInt8], now: MonotonicInstant,
-                                    into actions: inout [RaceAction]) -> Bool {
+    public mutating func localPhoto(crossingTimeMono: MonotonicInstant, bundle: [UInt8], media: RaceMedia = .photo,
+                                    now: MonotonicInstant, into actions: inout [RaceAction]) -> Bool {
         guard kind == .gate, let host, let id = imageSender.crossingID(at: crossingTimeMono) else { return false }
-        guard imageSender.add(imageID: id, bundle: bundle, to: host, now: now, backoff: configuration.retransmitInitial) else {
+        guard imageSender.add(media, imageID: id, bundle: bundle, to: host, now: now, backoff: configuration.retransmitInitial) else {
             return false
         }
         sendImageChunks(now: now, &actions)
@@ -448,10 +449,12 @@ public struct RaceSession: Sendable {
 
     private mutating func sendImageChunks(now: MonotonicInstant, _ actions: inout [RaceAction]) {
         guard imageSender.pending > 0 else { return }
-        var out: [(ThumbnailChunk, GateID)] = []
+        var out: [(RaceMedia, ThumbnailChunk, GateID)] = []
         imageSender.tick(now: now, budget: configuration.imageChunksPerTick, maxBackoff: configuration.retransmitMax,
-                         giveUp: configuration.imageGiveUp) { out.append(($0, $1)) }
-        for (c, to) in out { actions.append(.send(envelope(.thumbnailChunk(c)), to: to)) }
+                         giveUp: configuration.imageGiveUp) { out.append(($0, $1, $2)) }
+        for (media, c, to) in out {
+            actions.append(.send(envelope(media == .photo ? .thumbnailChunk(c) : .calibrationFrames(c)), to: to))
+        }
     }
 
     private mutating func deliverImages(now: MonotonicInstant, _ actions: inout [RaceAction]) {
@@ -545,8 +548,12 @@ public struct RaceSession: Sendable {
             gates[i].status = r
             gates[i].statusAt = now
         case let .thumbnailChunk(c):
-            let ack = imageReceiver.chunk(c, from: e.sender, bootEpoch: e.bootEpoch, now: now)
+            let ack = imageReceiver.chunk(.photo, c, from: e.sender, bootEpoch: e.bootEpoch, now: now)
             actions.append(.send(envelope(.thumbnailAck(ack)), to: e.sender))
+            deliverImages(now: now, &actions)
+        case let .calibrationFrames(c):
+            let ack = imageReceiver.chunk(.frames, c, from: e.sender, bootEpoch: e.bootEpoch, now: now)
+            actions.append(.send(envelope(.calibrationFramesAck(ack)), to: e.sender))
             deliverImages(now: now, &actions)
         case let .roleRequest(r):
             // A gate that stood on the course of a lost host keeps its place; its
@@ -829,7 +836,9 @@ public struct RaceSession: Sendable {
         case let .startTypeChange(c):
             configuration.startType = c.startType
         case let .thumbnailAck(a):
-            imageSender.ack(a, from: e.sender)
+            imageSender.ack(.photo, a, from: e.sender)
+        case let .calibrationFramesAck(a):
+            imageSender.ack(.frames, a, from: e.sender)
         case let .distanceChange(d) where d.gate == me:
             // Like an assignment: one older than the assignment in force changes nothing.
             if let last = assignmentFrom, (e.bootEpoch, e.sequence) <= (last.bootEpoch, last.sequence) { break }

@@ -151,8 +151,8 @@ public struct RaceSimulation: Sendable {
     /// to `crossing(atGate:trueTime:)`), handed to its session now. Returns what the
     /// session answered: false when the image goes nowhere.
     @discardableResult
-    public mutating func photo(atGate i: Int, crossingTrueTime: Int64, bundle: [UInt8]) -> Bool {
-        let sent = gates[i].session.localPhoto(crossingTimeMono: local(i, at: crossingTrueTime), bundle: bundle,
+    public mutating func photo(atGate i: Int, crossingTrueTime: Int64, bundle: [UInt8], media: RaceMedia = .photo) -> Bool {
+        let sent = gates[i].session.localPhoto(crossingTimeMono: local(i, at: crossingTrueTime), bundle: bundle, media: media,
                                                now: local(i), into: &actions)
         perform(from: i)
         return sent
@@ -235,7 +235,9 @@ public struct RaceSimulation: Sendable {
             case let .send(e, to):
                 guard let j = gates.firstIndex(where: { $0.session.me == to }) else { continue }
                 if case .thumbnailChunk = e.message { chunksSent += 1 }
+                if case .calibrationFrames = e.message { chunksSent += 1 }
                 if case .thumbnailAck = e.message { chunkAcks += 1 }
+                if case .calibrationFramesAck = e.message { chunkAcks += 1 }
                 transmit(e, to: j, at: sentAt)
             case let .broadcast(e):
                 for j in gates.indices where j != i { transmit(e, to: j, at: sentAt) }

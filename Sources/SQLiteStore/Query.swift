@@ -9,6 +9,7 @@ enum Query {
         SELECT r.*, a.name AS a_name, a.nickname AS a_nickname, a.colour AS a_colour,
             EXISTS (SELECT 1 FROM photos ph WHERE ph.run_id = r.id) AS has_photo,
             (SELECT group_concat(gp.gate_index) FROM gate_photos gp WHERE gp.run_id = r.id) AS photo_gates,
+            (SELECT group_concat(DISTINCT gf.gate_index) FROM gate_frames gf WHERE gf.run_id = r.id) AS frame_gates,
             EXISTS (SELECT 1 FROM bests b WHERE b.run_id = r.id AND b.season = 0) AS is_pb,
             EXISTS (SELECT 1 FROM bests b WHERE b.run_id = r.id AND b.season <> 0) AS is_sb
         """
@@ -65,10 +66,12 @@ enum Query {
             run.crossings = try crossings(runID: id, db)
             let colour: String? = r["a_colour"]
             let gates: String? = r["photo_gates"]
+            let frameGates: String? = r["frame_gates"]
             return HistoryRow(run: run, athleteName: r["a_name"], athleteNickname: r["a_nickname"],
                               athleteColour: colour.flatMap(AthleteColour.init(rawValue:)),
                               bests: BestsSet(personal: r["is_pb"], season: r["is_sb"]), hasPhoto: r["has_photo"],
-                              photoGates: (gates ?? "").split(separator: ",").compactMap { Int($0) }.sorted())
+                              photoGates: (gates ?? "").split(separator: ",").compactMap { Int($0) }.sorted(),
+                              frameGates: (frameGates ?? "").split(separator: ",").compactMap { Int($0) }.sorted())
         }
     }
 

@@ -314,6 +314,34 @@ public struct StoredPhoto: Sendable, Hashable {
     }
 }
 
+/// One frame of a gate's strip around its crossing.
+public struct StoredFrame: Sendable, Hashable {
+    /// The frame's time minus the crossing instant, microseconds.
+    public var offsetMicroseconds: Int
+    public var jpeg: [UInt8]
+    public init(offsetMicroseconds: Int, jpeg: [UInt8]) {
+        self.offsetMicroseconds = offsetMicroseconds
+        self.jpeg = jpeg
+    }
+}
+
+/// What a gate's frame strip of a run holds, without the images.
+public struct StoredFrameStrip: Sendable, Hashable {
+    public var runID: Int64
+    public var gateIndex: Int
+    /// The gate line's column in the frames, pixels.
+    public var gateX: Double
+    /// Each frame's time minus the crossing instant, microseconds, oldest first; frame
+    /// `i` is position `i`.
+    public var offsetsMicroseconds: [Int]
+    public init(runID: Int64, gateIndex: Int, gateX: Double, offsetsMicroseconds: [Int]) {
+        self.runID = runID
+        self.gateIndex = gateIndex
+        self.gateX = gateX
+        self.offsetsMicroseconds = offsetsMicroseconds
+    }
+}
+
 /// How history lists are ordered.
 public enum RunSort: String, Sendable, Hashable, Codable, CaseIterable {
     /// Newest start first.
@@ -374,10 +402,13 @@ public struct HistoryRow: Sendable, Hashable {
     public var hasPhoto: Bool
     /// Gate indexes (0: the start) whose image of their crossing is stored (multi-gate runs).
     public var photoGates: [Int]
+    /// Gate indexes whose frames around their crossing are stored (a lone gate's: 0).
+    public var frameGates: [Int]
 
     public init(run: StoredRun, athleteName: String?, athleteNickname: String?, athleteColour: AthleteColour?,
-                bests: BestsSet, hasPhoto: Bool, photoGates: [Int] = []) {
+                bests: BestsSet, hasPhoto: Bool, photoGates: [Int] = [], frameGates: [Int] = []) {
         self.photoGates = photoGates
+        self.frameGates = frameGates
         self.run = run
         self.athleteName = athleteName
         self.athleteNickname = athleteNickname

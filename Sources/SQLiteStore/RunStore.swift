@@ -450,6 +450,57 @@ public final class RunStore: Sendable {
         }
     }
 
+    /// Most frames in one gate's strip.
+    public static let maxStripFrames = 32
+
+    /// Stores (or replaces) the frames gate `gateIndex` saw around its crossing in run
+    /// `runID`: 1...`maxStripFrames` JPEGs in time order (offsets increasing), and the gate
+    /// line's column in them.
+    public func saveGateFrames(runID: Int64, gateIndex: Int, gateX: Double, frames: [StoredFrame]) throws(StoreError) {
+        guard (0...15).contains(gateIndex) else { throw StoreError(.invalid, "gate index \(gateIndex) is outside 0...15") }
+        guard (1...Self.maxStripFrames).contains(frames.count) else {
+            throw StoreError(.invalid, "frames: \(frames.count) is outside 1...\(Self.maxStripFrames)")
+        }
+        guard gateX.isFinite, gateX >= 0, gateX < 65_536 else { throw StoreError(.invalid, "gateX: \(gateX) is not a column") }
+        for (i, f) in frames.enumerated() {
+            try Validate.jpeg(f.jpeg, field: "frames[\(i)]")
+            if i > 0, f.offsetMicroseconds <= frames[i - 1].offsetMicroseconds {
+                throw StoreError(.invalid, "frames[\(i)]: offsets must increase")
+            }
+        }
+        try writeTransaction("store a gate's frames") { db in
+            guard try Int64.fetchOne(db, sql: "SELECT id FROM runs WHERE id = ?", arguments: [runID]) != nil else {
+                throw StoreError(.notFound, "run \(runID) does not exist")
+            }
+            try db.execute(sql: "DELETE FROM gate_frames WHERE run_id = ? AND gate_index = ?", arguments: [runID, gateIndex])
+            for (i, f) in frames.enumerated() {
+                try db.execute(sql: """
+                    INSERT INTO gate_frames (run_id, gate_index, position, offset_us, gate_x, jpeg) VALUES (?, ?, ?, ?, ?, ?)
+                    """, arguments: [runID, gateIndex, i, f.offsetMicroseconds, gateX, Data(f.jpeg)])
+            }
+        }
+    }
+
+    /// The frame strip gate `gateIndex` stored for run `runID`, without the images, or nil.
+    public func gateFrames(runID: Int64, gateIndex: Int) throws(StoreError) -> StoredFrameStrip? {
+        try read("read a gate's frames") { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT offset_us, gate_x FROM gate_frames WHERE run_id = ? AND gate_index = ? ORDER BY position
+                """, arguments: [runID, gateIndex])
+            guard let first = rows.first else { return nil }
+            return StoredFrameStrip(runID: runID, gateIndex: gateIndex, gateX: first["gate_x"],
+                                    offsetsMicroseconds: rows.map { $0["offset_us"] })
+        }
+    }
+
+    /// Frame `position` (0 = oldest) of gate `gateIndex`'s strip of run `runID`, or nil.
+    public func gateFrame(runID: Int64, gateIndex: Int, position: Int) throws(StoreError) -> [UInt8]? {
+        try read("read a gate's frame") { db in
+            try Data.fetchOne(db, sql: "SELECT jpeg FROM gate_frames WHERE run_id = ? AND gate_index = ? AND position = ?",
+                              arguments: [runID, gateIndex, position]).map { [UInt8]($0) }
+        }
+    }
+
     /// One thumbnail (0 = smallest) of a run's photo, or nil.
     public func thumbnail(runID: Int64, index: Int) throws(StoreError) -> [UInt8]? {
         try read("read a thumbnail") { db in

@@ -8,6 +8,7 @@ enum Schema {
     static let v1 = "v1-sessions-runs-athletes"
     static let v2 = "v2-photos-bests-presets"
     static let v3 = "v3-gate-photos"
+    static let v4 = "v4-gate-frames"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -127,6 +128,21 @@ enum Schema {
                     gate_index INTEGER NOT NULL,
                     jpeg BLOB NOT NULL,
                     PRIMARY KEY (run_id, gate_index)
+                );
+                """)
+        }
+        m.registerMigration(v4) { db in
+            // The frames each gate saw around its crossing of a run (the frame strip), in
+            // time order, with the gate line's column in them.
+            try db.execute(sql: """
+                CREATE TABLE gate_frames (
+                    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                    gate_index INTEGER NOT NULL,
+                    position INTEGER NOT NULL,
+                    offset_us INTEGER NOT NULL,
+                    gate_x REAL NOT NULL,
+                    jpeg BLOB NOT NULL,
+                    PRIMARY KEY (run_id, gate_index, position)
                 );
                 """)
         }

@@ -4,6 +4,31 @@
 import Synchronization
 
 /// One timed run in the history.
+/// A gate's frames around its crossing of a run, as the page lists them: step through
+/// `frames`, fetching each from `url`, with the gate line at `gateX`.
+public struct GateFrames: Sendable, Hashable, Codable {
+    public struct Frame: Sendable, Hashable, Codable {
+        public var position: Int
+        /// The frame's time minus the gate's crossing instant, milliseconds.
+        public var offsetMs: Double
+        public var url: String
+    }
+    public var runID: Int64
+    public var gateIndex: Int
+    /// The gate line's column in the frames, pixels.
+    public var gateX: Double
+    public var frames: [Frame]
+
+    public init(runID: Int64, gateIndex: Int, gateX: Double, offsetsMicroseconds: [Int]) {
+        self.runID = runID
+        self.gateIndex = gateIndex
+        self.gateX = gateX
+        frames = offsetsMicroseconds.enumerated().map { i, us in
+            Frame(position: i, offsetMs: Double(us) / 1000, url: "/api/results/\(runID)/gates/\(gateIndex)/frames/\(i).jpg")
+        }
+    }
+}
+
 public struct RunRecord: Sendable, Hashable, Codable {
     public var id: Int64
     /// Final (or lap) time, seconds.
@@ -23,11 +48,14 @@ public struct RunRecord: Sendable, Hashable, Codable {
     public var hasPhoto: Bool
     /// Multi-gate runs: the gates (0: the start) whose image of their crossing is stored.
     public var photoGates: [Int]
+    /// The gates (a lone gate: 0) whose frames around their crossing are stored.
+    public var frameGates: [Int]
 
     public init(id: Int64, seconds: Double, splits: [Double], startType: String, preset: String?,
                 distanceMetres: Double?, athleteID: Int64?, athleteName: String?, personalBest: Bool,
-                wallTime: Double, hasPhoto: Bool, photoGates: [Int] = []) {
+                wallTime: Double, hasPhoto: Bool, photoGates: [Int] = [], frameGates: [Int] = []) {
         self.photoGates = photoGates
+        self.frameGates = frameGates
         self.id = id
         self.seconds = seconds
         self.splits = splits
@@ -106,6 +134,11 @@ public protocol ResultsBook: Sendable {
     func thumbnail(id: Int64, index: Int) throws(ResultsBookError) -> [UInt8]?
     /// Gate `gateIndex`'s image of its crossing in a multi-gate run, if stored.
     func gatePhoto(id: Int64, gateIndex: Int) throws(ResultsBookError) -> [UInt8]?
+    /// The frames gate `gateIndex` (a lone gate: 0) saw around its crossing of a run,
+    /// without the images, if stored.
+    func gateFrames(id: Int64, gateIndex: Int) throws(ResultsBookError) -> GateFrames?
+    /// Frame `position` (0 = oldest) of those, a JPEG, if stored.
+    func gateFrame(id: Int64, gateIndex: Int, position: Int) throws(ResultsBookError) -> [UInt8]?
     /// True when finished runs reach the book on another path (the storage thread), so
     /// the loop's results lane must not record them a second time.
     var storesRunsItself: Bool { get }
@@ -120,6 +153,14 @@ extension ResultsBook {
         return nil
     }
     public func gatePhoto(id: Int64, gateIndex: Int) throws(ResultsBookError) -> [UInt8]? {
+        _ = try run(id: id)
+        return nil
+    }
+    public func gateFrames(id: Int64, gateIndex: Int) throws(ResultsBookError) -> GateFrames? {
+        _ = try run(id: id)
+        return nil
+    }
+    public func gateFrame(id: Int64, gateIndex: Int, position: Int) throws(ResultsBookError) -> [UInt8]? {
         _ = try run(id: id)
         return nil
     }

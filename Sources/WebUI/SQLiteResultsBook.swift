@@ -179,6 +179,18 @@ public final class SQLiteResultsBook: ResultsBook {
         return try map { () throws(StoreError) in try store.gatePhoto(runID: id, gateIndex: gateIndex) }
     }
 
+    public func gateFrames(id: Int64, gateIndex: Int) throws(ResultsBookError) -> GateFrames? {
+        _ = try run(id: id)
+        return try map { () throws(StoreError) in try store.gateFrames(runID: id, gateIndex: gateIndex) }.map {
+            GateFrames(runID: id, gateIndex: gateIndex, gateX: $0.gateX, offsetsMicroseconds: $0.offsetsMicroseconds)
+        }
+    }
+
+    public func gateFrame(id: Int64, gateIndex: Int, position: Int) throws(ResultsBookError) -> [UInt8]? {
+        _ = try run(id: id)
+        return try map { () throws(StoreError) in try store.gateFrame(runID: id, gateIndex: gateIndex, position: position) }
+    }
+
     public func storePhoto(id: Int64, jpeg: [UInt8]) throws(ResultsBookError) {
         try map { () throws(StoreError) in try store.savePhoto(runID: id, jpeg: jpeg, thumbnails: []) }
         changes.add(1, ordering: .relaxed)
@@ -196,7 +208,7 @@ public final class SQLiteResultsBook: ResultsBook {
         return RunRecord(id: r.id ?? 0, seconds: Double(total) / 1e9, splits: splits, startType: r.startType, preset: r.presetID,
                          distanceMetres: r.distance, athleteID: r.athleteID, athleteName: row.athleteName,
                          personalBest: row.bests.personal, wallTime: Double(r.wallStartMs) / 1000 + Double(total) / 1e9,
-                         hasPhoto: row.hasPhoto, photoGates: row.photoGates)
+                         hasPhoto: row.hasPhoto, photoGates: row.photoGates, frameGates: row.frameGates)
     }
 
     static func bookError(_ e: StoreError) -> ResultsBookError {

@@ -157,6 +157,23 @@ public struct WebServer: Sendable {
             guard let bytes else { throw APIError(.notFound, field: "file", reason: "run \(id) has no image from gate \(index)") }
             return s.jpeg(bytes)
         }
+        router.get("/api/results/:id/gates/:gate/frames") { _, context in
+            let id = try s.runID(context)
+            let gate = try s.gateIndex(context)
+            let strip: GateFrames?
+            do { strip = try s.book.gateFrames(id: id, gateIndex: gate) } catch { throw apiError(error) }
+            guard let strip else { throw APIError(.notFound, field: "gate", reason: "run \(id) has no frames from gate \(gate)") }
+            return try s.json(strip)
+        }
+        router.get("/api/results/:id/gates/:gate/frames/:file") { _, context in
+            let id = try s.runID(context)
+            let gate = try s.gateIndex(context)
+            let position = try s.jpegIndex(context, 0...31, "a frame number")
+            let bytes: [UInt8]?
+            do { bytes = try s.book.gateFrame(id: id, gateIndex: gate, position: position) } catch { throw apiError(error) }
+            guard let bytes else { throw APIError(.notFound, field: "file", reason: "run \(id) has no frame \(position) from gate \(gate)") }
+            return s.jpeg(bytes)
+        }
         router.get("/api/bests") { request, _ in
             let athlete = try s.optionalID(request.uri.queryParameters, "athlete")
             do { return try s.json(try s.book.bests(athleteID: athlete).map(s.view)) } catch { throw apiError(error) }
@@ -387,6 +404,14 @@ public struct WebServer: Sendable {
     func jpeg(_ bytes: [UInt8]) -> Response {
         Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
                  body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The `:gate` of a route: a gate's place on the course, 0...15.
+    func gateIndex(_ context: WebContext) throws -> Int {
+        guard let raw = context.parameters.get("gate"), let g = Int(raw), (0...15).contains(g) else {
+            throw APIError.invalid("gate", "must be a gate index 0...15")
+        }
+        return g
     }
 
     func runID(_ context: WebContext) throws -> Int64 {

@@ -105,6 +105,9 @@ final class StateDir {
         // The finish gate's photo-finish image of each run reaches the host's database.
         #expect(p.run(for: .seconds(15)) { p.hostRuns().count == 2 && p.hostRuns().allSatisfy { $0.photoGates.contains(1) } },
                 "the finish gate's images did not reach the host")
+        // So do its frames around each crossing (`calibrationFrames`).
+        #expect(p.run(for: .seconds(15)) { p.hostRuns().count == 2 && p.hostRuns().allSatisfy { $0.frameGates.contains(1) } },
+                "the finish gate's frames did not reach the host")
         _ = p.host.stop()
         _ = p.gate.stop()
 
@@ -117,6 +120,23 @@ final class StateDir {
         // The button edge is exact; the finish crossing carries the detector's error (a few ms at 120 fps).
         #expect(abs(runs[1].seconds - 4.5) < 0.005, "button-release 30 m: \(runs[1].seconds) s, truth 4.500 s")
         #expect(runs.allSatisfy { $0.hasPhoto }, "the finish image is each run's photo finish")
+        // The flying run's start is the host's own crossing: its frames are stored too.
+        #expect(runs[0].frameGates == [0, 1] && runs[1].frameGates == [1], "frame strips: \(runs.map(\.frameGates))")
+        let book = p.host.services.storage.book
+        for run in runs {
+            let strip = try #require(try book.gateFrames(id: run.id, gateIndex: 1))
+            // Six frames either side of the finish crossing, 1/120 s apart.
+            #expect(strip.frames.count == 12, "run \(run.id): \(strip.frames.count) frames")
+            #expect(strip.frames[5].offsetMs < 0 && strip.frames[6].offsetMs >= 0, "offsets \(strip.frames.map(\.offsetMs))")
+            for (a, b) in zip(strip.frames, strip.frames.dropFirst()) {
+                #expect(abs(b.offsetMs - a.offsetMs - 1000 / 120.0) < 0.5, "offsets \(strip.frames.map(\.offsetMs))")
+            }
+            #expect(strip.gateX > 0 && strip.gateX < 160)
+            for f in strip.frames {
+                let jpeg = try #require(try book.gateFrame(id: run.id, gateIndex: 1, position: f.position))
+                #expect(jpeg.starts(with: [0xFF, 0xD8]))
+            }
+        }
         // In a session the finish gate's own engine stores nothing (a lone gate's run would
         // be the next athlete through it).
         #expect(((try? p.gate.services.storage.book.history(HistoryQuery())) ?? []).isEmpty)

@@ -41,6 +41,8 @@ let sampleMessages: [Message] = [
     .thumbnailChunk(ThumbnailChunk(imageID: .max, chunkIndex: 255, chunkCount: 256, bytes: [0x5A])),
     .thumbnailAck(ThumbnailAck(imageID: 41, flags: [true, false, true])),
     .thumbnailAck(ThumbnailAck(imageID: 42, flags: Array(repeating: true, count: ThumbnailChunk.maxChunks))),
+    .calibrationFrames(ThumbnailChunk(imageID: 7, chunkIndex: 1, chunkCount: 2, bytes: [0x0C, 0x00, 0x40])),
+    .calibrationFramesAck(ThumbnailAck(imageID: 7, flags: [false, true])),
     .startTypeChange(StartTypeChange(startType: .flying)),
     .distanceChange(DistanceChange(gate: GateID(4), distanceFromStartMetres: 100_000)),
     .announce(Announce(gateName: "Zielkamera Süd", roleWish: .start, listeningPort: 47_800)),

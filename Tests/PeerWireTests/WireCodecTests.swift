@@ -210,6 +210,37 @@ import Testing
         #expect(refusal(notJPEG) == .malformed("bundle part 0 is not JPEG"))
     }
 
+    @Test func frameStripRoundTripAndRefusals() throws {
+        let frames = [FrameStrip.Frame(offsetMicroseconds: -12_500, jpeg: [0xFF, 0xD8, 9, 9]),
+                      FrameStrip.Frame(offsetMicroseconds: -4_100, jpeg: [0xFF, 0xD8] + (0 ..< 2000).map { UInt8(truncatingIfNeeded: $0) }),
+                      FrameStrip.Frame(offsetMicroseconds: 4_200, jpeg: [0xFF, 0xD8, 1])]
+        let bytes = try #require(FrameStrip(gateX: 79.5625, frames: frames).encoded())
+        let back = try FrameStrip(decoding: bytes)
+        #expect(back.frames == frames && back.gateX == 79.5625)
+        // Rounded to 1/16 px.
+        #expect(try FrameStrip(decoding: #require(FrameStrip(gateX: 10.01, frames: frames).encoded())).gateX == 10)
+        #expect(FrameStrip(gateX: 1, frames: []).encoded() == nil)
+        #expect(FrameStrip(gateX: 1, frames: Array(repeating: frames[0], count: 33)).encoded() == nil)
+        #expect(FrameStrip(gateX: 1, frames: [frames[1], frames[0]]).encoded() == nil, "offsets must increase")
+        #expect(FrameStrip(gateX: .nan, frames: frames).encoded() == nil)
+        #expect(FrameStrip(gateX: 4096, frames: frames).encoded() == nil)
+        #expect(FrameStrip(gateX: 1, frames: [FrameStrip.Frame(offsetMicroseconds: 0, jpeg: [])]).encoded() == nil)
+        func refusal(_ b: [UInt8]) -> WireError? {
+            Result { () throws(WireError) in try FrameStrip(decoding: b) }.failureValue
+        }
+        #expect(refusal([]) == .malformed("strip count"))
+        #expect(refusal([0, 0, 0]) == .malformed("strip count"))
+        #expect(refusal(Array(bytes.dropLast())) == .malformed("strip frame 2 length"))
+        #expect(refusal(Array(bytes.prefix(3 + 8 + 4 + 4))) == .malformed("strip frame 1 header"))
+        #expect(refusal(bytes + [0]) == .malformed("strip trailing bytes"))
+        var notJPEG = bytes
+        notJPEG[3 + 8] = 0x00
+        #expect(refusal(notJPEG) == .malformed("strip frame 0 is not JPEG"))
+        var backwards = bytes
+        backwards[3 + 8 + 4] = 0x7F  // Frame 1's offset becomes far positive, past frame 2's 4200 µs.
+        #expect(refusal(backwards) == .malformed("strip frame 2 offset"))
+    }
+
     @Test func readinessFromDetectorStatus() {
         let status = GateStatus(armed: true, ready: false, clear: true, tooFar: true, shaking: false)
         #expect(ReadinessFlags(status) == [.armed, .clear, .tooFar])

@@ -211,3 +211,58 @@ struct PhotoFinishTests {
         #expect(recorder.framesSkipped == 11)
     }
 }
+
+@Suite("Frame strip around a crossing")
+struct FrameStripCaptureTests {
+    @Test("six consecutive frames either side of the crossing, in order; a dropped frame is a gap in the sequence")
+    func strip() throws {
+        var scene = BarScene()
+        scene.crossingSeconds = 1.0043
+        let recorder = try PhotoFinishRecorder(config: scene.config)
+        // Frame 52 of the run (0.5 s + 52 × 10 ms = 1.02 s) is dropped.
+        let capture = try #require(feed(scene, times: frameTimes(from: 0.5, to: 1.5, fps: 100, drop: [52]), to: recorder).first)
+        defer { capture.release() }
+        #expect(capture.stripCount == 12)
+        let offsets = (0..<capture.stripCount).map { capture.stripTime($0).since(capture.crossing.time).seconds * 1000 }
+        // 0.95 … 1.00 before the crossing at 1.0043; 1.01, 1.03 … 1.07 after (1.02 dropped).
+        let expected = [-54.3, -44.3, -34.3, -24.3, -14.3, -4.3, 5.7, 25.7, 35.7, 45.7, 55.7, 65.7]
+        for (o, e) in zip(offsets, expected) { #expect(abs(o - e) < 1e-3, "offset \(o) ms, expected \(e)") }
+        for i in 1..<capture.stripCount { #expect(capture.stripSequence(i) > capture.stripSequence(i - 1)) }
+        #expect(capture.stripSequence(7) == capture.stripSequence(6) + 2)
+        // The bar's leading edge: left of the gate in the last frame before, right of it in the first after.
+        let mid = capture.thumbnailHeight / 2 * capture.thumbnailWidth
+        let gx = Int(capture.thumbnailGateX.rounded())
+        #expect(capture.stripFrame(5)[mid + gx + 1] == 200 && capture.stripFrame(6)[mid + gx - 1] == 40)
+        #expect(Array(capture.stripFrame(5)) == Array(capture.thumbnail(1)))
+    }
+
+    @Test("a strip is as long as configured, and shorter only where the ring holds fewer frames")
+    func lengths() throws {
+        var scene = BarScene()
+        scene.crossingSeconds = 1.0043
+        var config = scene.config
+        config.stripFramesBefore = 3
+        config.stripFramesAfter = 9
+        let recorder = try PhotoFinishRecorder(config: config)
+        let c1 = try #require(feed(scene, times: frameTimes(from: 0.5, to: 1.5, fps: 100), to: recorder).first)
+        #expect(c1.stripCount == 12)
+        #expect(c1.stripTime(2) < c1.crossing.time && c1.stripTime(3) >= c1.crossing.time)
+        c1.release()
+        // Recording starts 20 ms before the crossing: two frames before it exist.
+        let late = try PhotoFinishRecorder(config: config)
+        let c2 = try #require(feed(scene, times: frameTimes(from: 0.985, to: 1.5, fps: 100), to: late).first)
+        #expect(c2.stripCount == 11)
+        c2.release()
+        config.stripFramesBefore = 0
+        config.stripFramesAfter = 0
+        let none = try PhotoFinishRecorder(config: config)
+        let c3 = try #require(feed(scene, times: frameTimes(from: 0.5, to: 1.5, fps: 100), to: none).first)
+        #expect(c3.stripCount == 0 && c3.thumbnailCount == 4)
+        c3.release()
+        config.stripFramesBefore = 20
+        config.stripFramesAfter = 13
+        #expect(throws: PhotoFinishError.self) { try PhotoFinishRecorder(config: config) }
+        config.stripFramesBefore = -1
+        #expect(throws: PhotoFinishError.self) { try PhotoFinishRecorder(config: config) }
+    }
+}

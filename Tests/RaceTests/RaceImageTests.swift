@@ -19,6 +19,16 @@ import Testing
         return PhotoBundle(photo: photo, thumbnails: [[0xFF, 0xD8, 1, 2, 3]]).encoded()!
     }
 
+    /// A frame strip of twelve frames of about `bytes / 12` bytes each, different per `seed`.
+    static func strip(bytes: Int, seed: UInt64) -> [UInt8] {
+        var rng = SplitMix64(seed: seed)
+        let frames = (0 ..< 12).map { i in
+            FrameStrip.Frame(offsetMicroseconds: Int32(i * 8_333 - 50_000),
+                             jpeg: [0xFF, 0xD8] + (0 ..< bytes / 12).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+        }
+        return FrameStrip(gateX: 80, frames: frames).encoded()!
+    }
+
     /// Four gates at 0, 20, 40 and 60 m, the host at the start, synced.
     static func course(link: SimulatedLink, seed: UInt64) throws -> RaceSimulation {
         var sim = RaceSimulation(gateIDs: ids, clocks: [(0, 0), (-1_300_000_000, 40), (250_000_000, -25), (3 * s, 15)],
@@ -29,15 +39,16 @@ import Testing
         return sim
     }
 
-    /// Every gate's photo of every crossing of four runs reaches the host whole and once,
-    /// at 10 % loss with duplicates and reordering; each is tied to its crossing's run and
-    /// place on the course. The photos are 70 KiB (70 chunks), like a real photo finish.
+    /// Every gate's photo and frame strip of every crossing of four runs reach the host
+    /// whole and once, at 10 % loss with duplicates and reordering; each is tied to its
+    /// crossing's run and place on the course. The photos are 70 KiB (70 chunks), like a
+    /// real photo finish, the strips 40 KiB.
     @Test(arguments: [UInt64(1), 2, 3])
     func everyGatesPhotosReachTheHostWholeAtTenPercentLoss(seed: UInt64) throws {
         var sim = try Self.course(link: Self.lossy, seed: seed)
         #expect(sim.gates[0].session.phase == .ready)
         var t = 16 * Self.s
-        var sent: [(runID: UInt32, gateIndex: Int, bundle: [UInt8])] = []
+        var sent: [(runID: UInt32, gateIndex: Int, bundle: [UInt8], media: RaceMedia)] = []
         for run in 0 ..< 4 {
             try sim.armRun()
             t += Self.s
@@ -50,28 +61,34 @@ import Testing
                 sim.run(until: at + 600_000_000)
                 let b = Self.bundle(bytes: 70_000 + g * 1000 + run, seed: seed &* 100 &+ UInt64(run * 4 + g))
                 let taken = sim.photo(atGate: g, crossingTrueTime: at, bundle: b)
+                let f = Self.strip(bytes: 40_000 + g, seed: seed &* 1000 &+ UInt64(run * 4 + g))
+                let stripTaken = sim.photo(atGate: g, crossingTrueTime: at, bundle: f, media: .frames)
                 // The host keeps its own photos (its owner stores them); gates send theirs.
-                #expect(taken == (g != 0), "run \(run) gate \(g)")
-                if g != 0 { sent.append((runID, g, b)) }
+                #expect(taken == (g != 0) && stripTaken == (g != 0), "run \(run) gate \(g)")
+                if g != 0 { sent += [(runID, g, b, .photo), (runID, g, f, .frames)] }
             }
             t = times.last! + 3 * Self.s
             sim.run(until: t)
             #expect(sim.gates[0].session.phase == .finished, "run \(run)")
         }
         #expect(sim.hostPhotos.count == sent.count)
-        for (p, want) in zip(sim.hostPhotos, sent) {
-            #expect(p.crossing.runID == want.runID && p.crossing.gateIndex == want.gateIndex)
+        // Photo and strip of one crossing may arrive in either order.
+        func key(_ x: (UInt32, Int, RaceMedia)) -> String { "\(x.0)/\(x.1)/\(x.2)" }
+        let received = Dictionary(grouping: sim.hostPhotos) { key(($0.crossing.runID, $0.crossing.gateIndex, $0.media)) }
+        #expect(received.count == sent.count && received.values.allSatisfy { $0.count == 1 })
+        for want in sent {
+            let p = try #require(received[key((want.runID, want.gateIndex, want.media))]?.first)
             #expect(p.bundle == want.bundle)
             #expect(p.crossing.gate == Self.ids[want.gateIndex])
         }
         for i in 1 ..< 4 {
             let c = sim.gates[i].session.imageCounts
-            #expect(c.queued == 4 && c.delivered == 4 && c.abandoned == 0, "gate \(i): \(c)")
+            #expect(c.queued == 8 && c.delivered == 8 && c.abandoned == 0, "gate \(i): \(c)")
             #expect(sim.gates[i].session.imagesInFlight == 0)
         }
         // Loss cost repeats, but not whole images again: under 30 % more chunks than needed.
         let needed = sent.reduce(0) { $0 + ($1.bundle.count + ThumbnailChunk.maxBytes - 1) / ThumbnailChunk.maxBytes }
-        print("seed \(seed): \(sent.count) photos, \(sim.chunksSent) chunks sent for \(needed) (\(sim.chunkAcks) acknowledgements)")
+        print("seed \(seed): \(sent.count) photos and strips, \(sim.chunksSent) chunks sent for \(needed) (\(sim.chunkAcks) acknowledgements)")
         #expect(sim.chunksSent >= needed && Double(sim.chunksSent) <= 1.3 * Double(needed), "\(sim.chunksSent) chunks for \(needed)")
         #expect(sim.lost > 0 && sim.undecodable == 0)
     }

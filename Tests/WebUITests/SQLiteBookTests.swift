@@ -233,6 +233,59 @@ let tinyJPEG: [UInt8] = [
         try f.store.deleteRun(id: id)
         #expect(try f.store.gatePhoto(runID: id, gateIndex: 1) == nil)
     }
+
+    /// A gate's frames around its crossing (migration v4): stored in order, listed with
+    /// the run, described and served frame by frame; replaced whole; refused when wrong.
+    @Test func gateFramesAreListedDescribedAndServed() async throws {
+        let f = try StoreFixture()
+        try f.commit(StoreFixture.run(6.8))
+        let id = try #require(try f.store.history().first?.run.id)
+        let frames = (0..<4).map { StoredFrame(offsetMicroseconds: -12_500 + $0 * 8_333, jpeg: tinyJPEG + [UInt8($0)]) }
+        try f.store.saveGateFrames(runID: id, gateIndex: 1, gateX: 79.5, frames: Array(frames.prefix(2)))
+        try f.store.saveGateFrames(runID: id, gateIndex: 1, gateX: 80.25, frames: frames)  // Replaces the first.
+        try f.store.saveGateFrames(runID: id, gateIndex: 3, gateX: 10, frames: [frames[0]])
+        func refused(_ gate: Int, _ x: Double, _ fr: [StoredFrame], run: Int64? = nil) -> Bool {
+            (try? f.store.saveGateFrames(runID: run ?? id, gateIndex: gate, gateX: x, frames: fr)) == nil
+        }
+        #expect(refused(16, 1, frames))
+        #expect(refused(1, .nan, frames))
+        #expect(refused(1, 1, []))
+        #expect(refused(1, 1, Array(repeating: frames[0], count: 33)))
+        #expect(refused(1, 1, [frames[1], frames[0]]), "offsets must increase")
+        #expect(refused(1, 1, [StoredFrame(offsetMicroseconds: 0, jpeg: [1, 2, 3])]), "not a JPEG")
+        #expect(refused(1, 1, frames, run: id + 1), "no such run")
+        #expect(try f.store.history().first?.frameGates == [1, 3])
+        let strip = try #require(try f.store.gateFrames(runID: id, gateIndex: 1))
+        #expect(strip.gateX == 80.25 && strip.offsetsMicroseconds == frames.map(\.offsetMicroseconds))
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/results/\(id)", method: .get) { r in
+                #expect((r.json["run"] as? [String: Any])?["frameGates"] as? [Int] == [1, 3])
+            }
+            try await client.execute(uri: "/api/results/\(id)/gates/1/frames", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.json["gateX"] as? Double == 80.25)
+                let list = r.json["frames"] as? [[String: Any]] ?? []
+                #expect(list.count == 4)
+                #expect(list.first?["offsetMs"] as? Double == -12.5)
+                #expect(list.last?["url"] as? String == "/api/results/\(id)/gates/1/frames/3.jpg")
+            }
+            try await client.execute(uri: "/api/results/\(id)/gates/1/frames/2.jpg", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "image/jpeg")
+                #expect(Array(r.body.readableBytesView) == frames[2].jpeg)
+            }
+            try await client.execute(uri: "/api/results/\(id)/gates/1/frames/4.jpg", method: .get) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/results/\(id)/gates/2/frames", method: .get) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/results/\(id)/gates/16/frames", method: .get) { r in
+                #expect(r.status == .badRequest && r.errorField == "gate")
+            }
+            try await client.execute(uri: "/api/results/\(id)/gates/1/frames/x.jpg", method: .get) { r in
+                #expect(r.status == .badRequest && r.errorField == "file")
+            }
+            try await client.execute(uri: "/api/results/\(id + 1)/gates/1/frames", method: .get) { r in #expect(r.status == .notFound) }
+        }
+        try f.store.deleteRun(id: id)
+        #expect(try f.store.gateFrames(runID: id, gateIndex: 1) == nil)
+    }
 }
 
 @Suite struct PhotoFinishMatcherTests {
