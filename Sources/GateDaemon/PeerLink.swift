@@ -415,7 +415,7 @@ public final class PeerLink {
         "peer link summary: role \(race.kind == .host ? "host" : "gate") id \(race.me.rawValue) epoch \(race.bootEpoch) "
             + "phase \(race.phase) local_crossings \(localCrossings) unsent \(unsentCrossings) race_crossings \(raceCrossings) races_stored \(racesStored) "
             + "unacknowledged \(race.unacknowledged) accepted \(peerGuard.acceptedCount) dropped \(peerGuard.drops.total) "
-            + "photos_sent \(race.imageCounts.delivered) photos_abandoned \(race.imageCounts.abandoned) photos_received \(photosReceived) strips_received \(stripsReceived)"
+            + "images_sent \(race.imageCounts.delivered) images_abandoned \(race.imageCounts.abandoned) photos_received \(photosReceived) strips_received \(stripsReceived)"
     }
 
     // MARK: - Actions
