@@ -105,6 +105,8 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The page's files, embedded as byte arrays (`PackageResources`).
+            resources: [.embedInCode("web/index.html"), .embedInCode("web/app.css"), .embedInCode("web/app.js")],
             swiftSettings: testableSettings
         ),
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.

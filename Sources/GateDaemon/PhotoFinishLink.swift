@@ -221,7 +221,7 @@ public final class PhotoFinishLink: @unchecked Sendable {
             }
             if let match = stripMatcher.photo(strip, crossingNs: remote.crossingNs, gateIndex: remote.gateIndex,
                                               toleranceNs: Self.remoteToleranceNs) {
-                save(strip, match)
+                save(strip, match.runID, match.gateIndex)
             }
             return
         }
@@ -240,33 +240,30 @@ public final class PhotoFinishLink: @unchecked Sendable {
         }
     }
 
-    /// Another gate's frame strip: stored with the run under the gate's place.
-    private func save(_ strip: FrameStrip, _ match: PhotoFinishMatcher<FrameStrip>.Match) {
+    /// A frame strip, stored with run `runID` under the gate's place on the course (a
+    /// lone gate's under 0, its only gate).
+    private func save(_ strip: FrameStrip, _ runID: Int64, _ gateIndex: Int) {
+        let frames = strip.frames.map { StoredFrame(offsetMicroseconds: Int($0.offsetMicroseconds), jpeg: $0.jpeg) }
         do {
-            try saveFrames(strip, match)
-            log.info("frames of gate \(match.gateIndex) stored for run \(match.runID) (\(strip.frames.count) frames)")
+            try store.saveGateFrames(runID: runID, gateIndex: gateIndex, gateX: strip.gateX, frames: frames)
+            log.info("frames of gate \(gateIndex) stored for run \(runID) (\(strip.frames.count) frames)")
         } catch {
             failed += 1
-            log.error("frames of gate \(match.gateIndex) for run \(match.runID): \(error)")
+            log.error("frames of gate \(gateIndex) for run \(runID): \(error)")
         }
-    }
-
-    /// A lone gate's strip is kept under place 0, its only gate; in a race, under the
-    /// gate's place on the course.
-    private func saveFrames<P>(_ strip: FrameStrip, _ match: PhotoFinishMatcher<P>.Match) throws {
-        let frames = strip.frames.map { StoredFrame(offsetMicroseconds: Int($0.offsetMicroseconds), jpeg: $0.jpeg) }
-        try store.saveGateFrames(runID: match.runID, gateIndex: match.gateIndex, gateX: strip.gateX, frames: frames)
     }
 
     private func handle(_ run: CommittedRun) {
         for (photo, match) in matcher.run(run.run) { save(photo, match) }
-        for (strip, match) in stripMatcher.run(run.run) { save(strip, match) }
+        for (strip, match) in stripMatcher.run(run.run) { save(strip, match.runID, match.gateIndex) }
     }
 
     /// A lone gate's finish photo is the run's photo finish. In a race every gate's photo
     /// is kept under its place on the course, and the finish gate's is also the run's.
     private func save(_ photo: EncodedPhotoFinish, _ match: PhotoFinishMatcher<EncodedPhotoFinish>.Match) {
         let runID = match.runID
+        // The frames first: a page that sees the photo finds them too.
+        if let strip = photo.frames { save(strip, match.runID, match.gateIndex) }
         do {
             if match.finish {
                 try store.savePhoto(runID: runID, jpeg: photo.jpeg, thumbnails: photo.thumbnails)
@@ -274,7 +271,6 @@ public final class PhotoFinishLink: @unchecked Sendable {
             if match.race {
                 try store.saveGatePhoto(runID: runID, gateIndex: match.gateIndex, jpeg: photo.jpeg)
             }
-            if let strip = photo.frames { try saveFrames(strip, match) }
             saved += 1
             book?.photoSaved(runID: runID)
             log.info("photo \(match.finish ? "finish" : "of gate \(match.gateIndex)") stored for run \(runID) (\(photo.jpeg.count) bytes, \(photo.thumbnails.count) frames)")

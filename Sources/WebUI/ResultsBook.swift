@@ -29,6 +29,30 @@ public struct GateFrames: Sendable, Hashable, Codable {
     }
 }
 
+/// One gate's place in a stored run: its time from the start and the segment before it.
+public struct RunLeg: Sendable, Hashable, Codable {
+    /// The gate's place on the course (0: the start; a lone gate's finish: 1).
+    public var gateIndex: Int
+    public var distanceMetres: Double?
+    /// From the start to this gate, seconds.
+    public var seconds: Double
+    /// From the previous gate (or the start), seconds.
+    public var segmentSeconds: Double
+    /// Average over the segment, metres per second; nil without distances.
+    public var segmentSpeed: Double?
+    /// One standard deviation of `seconds` (detection and clock sync), milliseconds.
+    public var uncertaintyMs: Double
+    public init(gateIndex: Int, distanceMetres: Double?, seconds: Double, segmentSeconds: Double, segmentSpeed: Double?,
+                uncertaintyMs: Double) {
+        self.gateIndex = gateIndex
+        self.distanceMetres = distanceMetres
+        self.seconds = seconds
+        self.segmentSeconds = segmentSeconds
+        self.segmentSpeed = segmentSpeed
+        self.uncertaintyMs = uncertaintyMs
+    }
+}
+
 public struct RunRecord: Sendable, Hashable, Codable {
     public var id: Int64
     /// Final (or lap) time, seconds.
@@ -50,6 +74,10 @@ public struct RunRecord: Sendable, Hashable, Codable {
     public var photoGates: [Int]
     /// The gates (a lone gate: 0) whose frames around their crossing are stored.
     public var frameGates: [Int]
+    /// Gates that timed the run (1: a lone gate).
+    public var gateCount: Int = 1
+    /// Every gate's time and segment, in course order (empty when none were stored).
+    public var legs: [RunLeg] = []
 
     public init(id: Int64, seconds: Double, splits: [Double], startType: String, preset: String?,
                 distanceMetres: Double?, athleteID: Int64?, athleteName: String?, personalBest: Bool,

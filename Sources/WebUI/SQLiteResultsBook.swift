@@ -205,10 +205,17 @@ public final class SQLiteResultsBook: ResultsBook {
         let total = r.totalNs ?? 0
         // The page lists intermediate splits; the last split is the result itself.
         let splits = r.splits.filter { $0.timeNs < total }.map { Double($0.timeNs) / 1e9 }
-        return RunRecord(id: r.id ?? 0, seconds: Double(total) / 1e9, splits: splits, startType: r.startType, preset: r.presetID,
-                         distanceMetres: r.distance, athleteID: r.athleteID, athleteName: row.athleteName,
-                         personalBest: row.bests.personal, wallTime: Double(r.wallStartMs) / 1000 + Double(total) / 1e9,
-                         hasPhoto: row.hasPhoto, photoGates: row.photoGates, frameGates: row.frameGates)
+        var record = RunRecord(id: r.id ?? 0, seconds: Double(total) / 1e9, splits: splits, startType: r.startType, preset: r.presetID,
+                           distanceMetres: r.distance, athleteID: r.athleteID, athleteName: row.athleteName,
+                           personalBest: row.bests.personal, wallTime: Double(r.wallStartMs) / 1000 + Double(total) / 1e9,
+                           hasPhoto: row.hasPhoto, photoGates: row.photoGates, frameGates: row.frameGates)
+        record.gateCount = r.gateCount
+        record.legs = r.splits.map {
+            RunLeg(gateIndex: $0.gateIndex, distanceMetres: $0.distance, seconds: Double($0.timeNs) / 1e9,
+                   segmentSeconds: Double($0.segmentNs) / 1e9, segmentSpeed: $0.segmentSpeed,
+                   uncertaintyMs: Double($0.syncUncertaintyNs) / 1e6)
+        }
+        return record
     }
 
     static func bookError(_ e: StoreError) -> ResultsBookError {

@@ -234,6 +234,33 @@ let tinyJPEG: [UInt8] = [
         #expect(try f.store.gatePhoto(runID: id, gateIndex: 1) == nil)
     }
 
+    /// A run's detail for the page: every gate's leg with its distance, times, segment
+    /// speed and uncertainty, in course order, and the number of gates.
+    @Test func aRunsLegsAreServedForItsDetail() async throws {
+        let f = try StoreFixture()
+        var run = StoreFixture.run(7.2)
+        run.gateCount = 3
+        run.splits = [StoredSplit(gateIndex: 1, distance: 30, timeNs: 4_100_000_000, segmentNs: 4_100_000_000, segmentSpeed: 30 / 4.1,
+                                  syncUncertaintyNs: 310_000),
+                      StoredSplit(gateIndex: 2, distance: 60, timeNs: 7_200_000_000, segmentNs: 3_100_000_000, segmentSpeed: 30 / 3.1,
+                                  syncUncertaintyNs: 420_000)]
+        try f.commit(run)
+        let id = try #require(try f.store.history().first?.run.id)
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/results/\(id)", method: .get) { r in
+                let run = try #require(r.json["run"] as? [String: Any])
+                #expect(run["gateCount"] as? Int == 3)
+                let legs = try #require(run["legs"] as? [[String: Any]])
+                #expect(legs.map { $0["gateIndex"] as? Int } == [1, 2])
+                #expect(legs.map { $0["distanceMetres"] as? Double } == [30, 60])
+                #expect(legs.map { $0["seconds"] as? Double } == [4.1, 7.2])
+                #expect(legs.map { $0["segmentSeconds"] as? Double } == [4.1, 3.1])
+                #expect(legs.map { $0["uncertaintyMs"] as? Double } == [0.31, 0.42])
+                #expect(abs((legs[1]["segmentSpeed"] as? Double ?? 0) - 30 / 3.1) < 1e-9)
+            }
+        }
+    }
+
     /// A gate's frames around its crossing (migration v4): stored in order, listed with
     /// the run, described and served frame by frame; replaced whole; refused when wrong.
     @Test func gateFramesAreListedDescribedAndServed() async throws {

@@ -45,6 +45,16 @@ import Testing
         }
     }
 
+    /// The page's own policy (`style-src 'self'; script-src 'self'`) blocks inline styles
+    /// and scripts: the page must have none.
+    @Test func pageHasNothingItsPolicyBlocks() throws {
+        let html = String(decoding: try #require(WebAssets.all.first { $0.path == "/index.html" }).bytes, as: UTF8.self)
+        #expect(!html.contains("style="), "an inline style attribute")
+        #expect(!html.contains("<style"), "an inline style element")
+        #expect(html.components(separatedBy: "<script").dropFirst().allSatisfy { $0.hasPrefix(" src=") }, "an inline script")
+        #expect(html.range(of: #"\son[a-z]+="#, options: .regularExpression) == nil, "an inline event handler")
+    }
+
     @Test func unknownRouteIsJSON404() async throws {
         try await Fixture().app().test(.router) { client in
             try await client.execute(uri: "/api/nope", method: .get) { r in

@@ -1,0 +1,348 @@
+// SprintGate live board: WebSocket updates, controls behind the gate's PIN, history.
+"use strict";
+const $ = (id) => document.getElementById(id);
+const state = { board: null, settings: null, recvAt: 0, nowMonoNs: 0, pin: localStorage.getItem("sg-pin") || "", retry: 500 };
+
+function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
+function fmt(v, d) { return (v === null || v === undefined || !isFinite(v)) ? "—" : Number(v).toFixed(d); }
+function say(text, bad) { const m = $("message"); m.textContent = text; m.style.color = bad ? "var(--stop)" : ""; }
+
+async function api(method, path, body) {
+  const headers = { "Accept": "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (state.pin) headers["X-Gate-PIN"] = state.pin;
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (r.status === 204) return null;
+  const data = await r.json().catch(() => null);
+  if (!r.ok) {
+    const e = data && data.error ? data.error : { field: "", reason: "HTTP " + r.status };
+    if (r.status === 401) { setPin(""); }
+    throw new Error((e.field ? e.field + ": " : "") + e.reason + (e.retryAfterSeconds ? " (" + e.retryAfterSeconds + " s)" : ""));
+  }
+  return data;
+}
+
+function setPin(p) {
+  state.pin = p;
+  if (p) localStorage.setItem("sg-pin", p); else localStorage.removeItem("sg-pin");
+  $("pin-state").textContent = p ? "unlocked" : "locked: enter the PIN from `sprintgate status`";
+  $("pin-box").hidden = false;
+}
+
+async function control(method, path, body, done) {
+  if (!state.pin) { say("Enter the gate's PIN first.", true); $("pin").focus(); return; }
+  try { const r = await api(method, path, body); say(done || "OK"); return r; }
+  catch (e) { say(e.message, true); }
+}
+
+function runClock() {
+  const b = state.board;
+  let text = "0.00";
+  if (b) {
+    const g = b.gate;
+    if (g.phase === "running" && g.runStartMonoNs !== null && g.runStartMonoNs !== undefined) {
+      const s = (state.nowMonoNs - g.runStartMonoNs) / 1e9 + (performance.now() - state.recvAt) / 1000;
+      text = fmt(Math.max(0, s), 2);
+    } else if (b.results.length && g.phase === "finished") {
+      text = fmt(b.results[0].run.seconds, 3);
+    } else if (g.laps.length) {
+      text = fmt(g.laps[g.laps.length - 1].splitSeconds, 3);
+    }
+  }
+  $("timer").textContent = text;
+  requestAnimationFrame(runClock);
+}
+
+function chip(text, cls) { return el("span", text, "chip " + cls); }
+
+function render() {
+  const b = state.board; if (!b) return;
+  const g = b.gate;
+  $("phase").textContent = g.phase + " · " + g.startType + (g.preset ? " · " + g.preset : "");
+  const fs = $("false-start"); fs.hidden = !g.falseStart; fs.textContent = g.falseStart ? "False start: " + g.falseStart : "";
+  const chips = $("status-chips"); chips.replaceChildren();
+  chips.append(g.gate.ready ? chip("ready", "ok") : chip("no athlete", ""));
+  chips.append(g.gate.armed ? chip("armed", "ok") : chip("not armed", "warn"));
+  chips.append(g.gate.clear ? chip("clear", "ok") : chip("line occupied", "warn"));
+  if (g.gate.shaking) chips.append(chip("shaking", "bad"));
+  if (g.gate.tooFar) chips.append(chip("too far", "bad"));
+  chips.append(chip("camera " + g.camera.state, g.camera.state === "streaming" ? "ok" : "bad"));
+  $("camera").textContent = (g.camera.mode || "no camera mode") + " · " + fmt(g.camera.fps, 1) + " fps · " +
+    g.camera.frames + " frames · " + g.camera.dropped + " dropped · p99 " + fmt(g.camera.latencyP99Ms, 1) + " ms";
+  const laps = $("laps"); laps.replaceChildren();
+  for (const l of g.laps) laps.append(el("li", "Lap " + l.number + ": " + fmt(l.lapSeconds, 3) + " s  (split " + fmt(l.splitSeconds, 3) + " s)"));
+  const res = $("results"); res.replaceChildren();
+  for (const v of b.results) res.append(resultItem(v, b.speedUnit));
+  if (!b.results.length) res.append(el("li", "No runs yet.", "small"));
+  const cr = $("crossings"); cr.replaceChildren();
+  for (const c of g.crossings) cr.append(el("li", "#" + c.number + " " + (c.direction === "leftToRight" ? "→" : "←") + " ±" + fmt(c.uncertaintyMs, 1) + " ms, " + fmt((state.nowMonoNs - c.atMonoNs) / 1e9, 1) + " s ago"));
+  const pb = document.querySelector("#peers tbody"); pb.replaceChildren();
+  for (const p of g.peers) {
+    const tr = el("tr");
+    const role = p.distanceMetres === null || p.distanceMetres === undefined ? p.role : p.role + " · " + fmt(p.distanceMetres, 1) + " m";
+    for (const t of [p.name, role, p.state, fmt(p.offsetMicroseconds, 0) + " µs", fmt(p.uncertaintyMicroseconds, 0) + " µs", fmt(p.lastSeenSecondsAgo, 1) + " s"]) tr.append(el("td", t));
+    pb.append(tr);
+  }
+  $("no-peers").hidden = g.peers.length > 0;
+  const editable = g.peers.filter(p => p.gateID !== null && p.gateID !== undefined);
+  $("peer-edit").hidden = editable.length === 0;
+  if (document.activeElement !== $("peer-gate")) {
+    const chosen = $("peer-gate").value;
+    $("peer-gate").replaceChildren(...editable.map(p => { const o = el("option", p.name); o.value = String(p.gateID); return o; }));
+    if (editable.some(p => String(p.gateID) === chosen)) $("peer-gate").value = chosen;
+  }
+  const running = ["running", "starting", "holding", "in-frame"].includes(g.phase);
+  $("sel-start").disabled = running; $("sel-preset").disabled = running;
+  if (document.activeElement !== $("sel-start")) $("sel-start").value = g.startType;
+  if (document.activeElement !== $("sel-preset")) $("sel-preset").value = g.preset || "";
+  if (document.activeElement !== $("sel-athlete")) $("sel-athlete").value = b.nextAthlete ? String(b.nextAthlete.id) : "";
+}
+
+function resultItem(v, unit) {
+  const r = v.run, li = el("li");
+  li.append(el("span", fmt(r.seconds, 3), "t"));
+  li.append(el("span", r.athleteName || "—"));
+  if (r.preset) li.append(el("span", r.preset, "small"));
+  if (v.speed !== null && v.speed !== undefined) li.append(el("span", fmt(v.speed, 2) + " " + unit));
+  if (r.splits.length) li.append(el("span", "splits " + r.splits.map((s) => fmt(s, 2)).join(" / "), "small"));
+  if (r.personalBest) li.append(el("span", "PR", "pr"));
+  const d = el("button", "Details"); d.onclick = () => showRun(r.id); li.append(d);
+  if (r.hasPhoto) { const a = el("button", "Photo"); a.onclick = () => showPhoto(r.id); li.append(a); }
+  for (const g of r.photoGates || []) {
+    const a = el("button", g === 0 ? "Start gate" : "Gate " + g);
+    a.onclick = () => showGatePhoto(r.id, g); li.append(a);
+  }
+  return li;
+}
+
+function showPhoto(id) {
+  $("photo").src = "/api/results/" + id + "/photo.jpg";
+  const box = $("photo-thumbs"); box.replaceChildren();
+  // Up to four frames around the crossing; a missing one is simply left out.
+  for (let i = 0; i < 4; i++) {
+    const t = document.createElement("img");
+    t.alt = "Frame " + (i + 1) + " at the gate"; t.onerror = () => t.remove();
+    t.src = "/api/results/" + id + "/thumb/" + i + ".jpg"; box.append(t);
+  }
+  $("photo-dialog").showModal();
+}
+
+function gateName(g, gateCount) {
+  if (gateCount <= 1) return "the gate";
+  return g === 0 ? "the start gate" : g === gateCount - 1 ? "the finish (gate " + g + ")" : "gate " + g;
+}
+
+// A run in full: every gate's time, segment, speed and uncertainty, its images, and the
+// frames each gate saw around its crossing, stepped through one by one.
+async function showRun(id) {
+  let v;
+  try { v = await api("GET", "/api/results/" + id); } catch (e) { say(e.message, true); return; }
+  const r = v.run, box = $("run-body"), n = r.gateCount || 1;
+  box.replaceChildren();
+  box.append(el("h2", fmt(r.seconds, 3) + " s" + (r.distanceMetres ? " over " + fmt(r.distanceMetres, 0) + " m" : "")));
+  const d = new Date(r.wallTime * 1000);
+  box.append(el("p", [r.athleteName || "No athlete", r.preset, r.startType, n > 1 ? n + " gates" : "one gate",
+    d.toLocaleDateString() + " " + d.toLocaleTimeString()].filter(Boolean).join(" · "), "small"));
+  if ((r.legs || []).length) {
+    const t = el("table"), head = el("tr");
+    for (const h of ["Gate", "Distance", "Time", "Segment", "Speed", "±"]) head.append(el("th", h));
+    t.append(el("thead")); t.tHead.append(head);
+    const body = el("tbody");
+    for (const l of r.legs) {
+      const tr = el("tr");
+      tr.append(el("td", String(l.gateIndex)), el("td", l.distanceMetres === null || l.distanceMetres === undefined ? "—" : fmt(l.distanceMetres, 1) + " m"),
+        el("td", fmt(l.seconds, 3) + " s"), el("td", fmt(l.segmentSeconds, 3) + " s"),
+        el("td", l.segmentSpeed === null || l.segmentSpeed === undefined ? "—" : fmt(l.segmentSpeed, 2) + " m/s"), el("td", fmt(l.uncertaintyMs, 2) + " ms"));
+      body.append(tr);
+    }
+    t.append(body); t.id = "run-legs";
+    const wrap = el("div", undefined, "scroll-x"); wrap.append(t); box.append(wrap);
+  }
+  const pics = el("p");
+  if (r.hasPhoto) { const a = el("button", "Photo finish"); a.onclick = () => showPhoto(r.id); pics.append(a); }
+  for (const g of r.photoGates || []) {
+    const a = el("button", "Image of " + gateName(g, n)); a.onclick = () => showGatePhoto(r.id, g); pics.append(a);
+  }
+  if (pics.childNodes.length) box.append(pics);
+  for (const g of r.frameGates || []) box.append(await frameStrip(r.id, g, n));
+  $("run-dialog").showModal();
+}
+
+async function frameStrip(id, gate, gateCount) {
+  const box = el("section", undefined, "strip");
+  box.dataset.gate = String(gate);
+  box.append(el("h3", "Frames at " + gateName(gate, gateCount)));
+  let s;
+  try { s = await api("GET", "/api/results/" + id + "/gates/" + gate + "/frames"); }
+  catch (e) { box.append(el("p", e.message, "small")); return box; }
+  const frame = el("div", undefined, "frame"), img = document.createElement("img"), line = el("div", undefined, "gate-line");
+  frame.append(img, line);
+  const earlier = el("button", "◀ Earlier"), later = el("button", "Later ▶"), label = el("span", "", "frame-label");
+  // Start at the first frame at or after the crossing: the one the torso has reached the line in.
+  let i = s.frames.findIndex((f) => f.offsetMs >= 0);
+  if (i < 0) i = s.frames.length - 1;
+  const show = () => {
+    const f = s.frames[i];
+    img.src = f.url; img.alt = "Frame " + (i + 1) + " at " + gateName(gate, gateCount);
+    label.textContent = "Frame " + (i + 1) + " of " + s.frames.length + ", " + (f.offsetMs >= 0 ? "+" : "") + fmt(f.offsetMs, 1) + " ms";
+    earlier.disabled = i === 0; later.disabled = i === s.frames.length - 1;
+  };
+  img.onload = () => { line.style.left = (100 * (s.gateX + 0.5) / img.naturalWidth) + "%"; };
+  earlier.onclick = () => { if (i > 0) { i--; show(); } };
+  later.onclick = () => { if (i < s.frames.length - 1) { i++; show(); } };
+  const controls = el("div", undefined, "strip-controls");
+  controls.append(earlier, label, later);
+  box.append(frame, controls);
+  show();
+  return box;
+}
+
+function showGatePhoto(id, gate) {
+  $("photo").src = "/api/results/" + id + "/gates/" + gate + ".jpg";
+  $("photo-thumbs").replaceChildren();
+  $("photo-dialog").showModal();
+}
+
+function connect() {
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/ws");
+  ws.onopen = () => { state.retry = 500; const l = $("link"); l.textContent = "live"; l.className = "chip ok"; };
+  ws.onmessage = (ev) => {
+    const m = JSON.parse(ev.data);
+    const changedAthletes = !state.board || JSON.stringify(state.board.nextAthlete) !== JSON.stringify(m.board.nextAthlete);
+    state.board = m.board; state.nowMonoNs = m.nowMonoNs; state.recvAt = performance.now();
+    document.body.dataset.version = String(m.board.version);
+    render();
+    if (changedAthletes) loadAthletes();
+  };
+  ws.onclose = () => {
+    const l = $("link"); l.textContent = "reconnecting"; l.className = "chip bad";
+    setTimeout(connect, state.retry); state.retry = Math.min(state.retry * 2, 8000);
+  };
+}
+
+async function loadSettings() {
+  const s = await api("GET", "/api/settings"); state.settings = s;
+  $("gate-name").textContent = s.gateName; document.title = s.gateName;
+  const st = $("sel-start"); st.replaceChildren(); for (const t of s.startTypes) st.append(new Option(t, t));
+  const ps = $("sel-preset"), hp = $("h-preset"); ps.replaceChildren(new Option("— none —", "")); hp.replaceChildren(new Option("All presets", ""));
+  for (const p of s.presets) { ps.append(new Option(p.title, p.id)); hp.append(new Option(p.title, p.id)); }
+  const tb = document.querySelector("#settings tbody"); tb.replaceChildren();
+  const rows = Object.entries(s.details).sort(); rows.unshift(["speed unit", s.speedUnit]);
+  for (const [k, v] of rows) { const tr = el("tr"); tr.append(el("th", k), el("td", v)); tb.append(tr); }
+}
+
+async function loadAthletes() {
+  const list = await api("GET", "/api/athletes").catch(() => []);
+  for (const id of ["sel-athlete", "h-athlete"]) {
+    const sel = $(id), keep = sel.value; sel.replaceChildren(new Option(id === "h-athlete" ? "All athletes" : "— nobody —", ""));
+    for (const a of list) sel.append(new Option(a.name, String(a.id)));
+    sel.value = keep;
+  }
+  if (state.board && state.board.nextAthlete) $("sel-athlete").value = String(state.board.nextAthlete.id);
+}
+
+function historyParams() {
+  const p = new URLSearchParams();
+  if ($("h-q").value.trim()) p.set("q", $("h-q").value.trim());
+  if ($("h-athlete").value) p.set("athlete", $("h-athlete").value);
+  if ($("h-preset").value) p.set("preset", $("h-preset").value);
+  p.set("sort", $("h-sort").value);
+  return p;
+}
+
+async function loadHistory() {
+  const p = historyParams();
+  $("dl-csv").href = "/api/export.csv?" + p; $("dl-json").href = "/api/export.json?" + p;
+  let rows;
+  try { rows = await api("GET", "/api/results?" + p); } catch (e) { say(e.message, true); return; }
+  const tb = document.querySelector("#history tbody"); tb.replaceChildren();
+  const unit = state.settings ? state.settings.speedUnit : "";
+  for (const v of rows) {
+    const r = v.run, tr = el("tr");
+    tr.dataset.run = String(r.id);
+    const d = new Date(r.wallTime * 1000);
+    tr.append(el("td", d.toLocaleDateString() + " " + d.toLocaleTimeString()), el("td", r.athleteName || "—"), el("td", r.preset || r.startType));
+    const t = el("td", fmt(r.seconds, 3)); if (r.personalBest) t.append(" ", el("span", "PR", "pr")); tr.append(t);
+    tr.append(el("td", v.speed === null || v.speed === undefined ? "—" : fmt(v.speed, 2) + " " + unit));
+    const td = el("td");
+    const det = el("button", "Details"); det.onclick = () => showRun(r.id); td.append(det);
+    if (r.hasPhoto) { const ph = el("button", "Photo"); ph.onclick = () => showPhoto(r.id); td.append(ph); }
+    const del = el("button", "Delete"); del.onclick = async () => {
+      if (!confirm("Delete the " + fmt(r.seconds, 3) + " s run?")) return;
+      await control("DELETE", "/api/results/" + r.id, undefined, "Deleted."); loadHistory();
+    };
+    td.append(del); tr.append(td); tb.append(tr);
+  }
+  if (!rows.length) { const tr = el("tr"); const td = el("td", "No runs match."); td.colSpan = 6; tr.append(td); tb.append(tr); }
+}
+
+function wire() {
+  $("btn-arm").onclick = () => control("POST", "/api/arm", undefined, "Armed.");
+  $("peer-gate").onchange = () => {
+    const p = (state.board ? state.board.gate.peers : []).find(p => String(p.gateID) === $("peer-gate").value);
+    if (p) { $("peer-role").value = p.role; $("peer-distance").value = p.distanceMetres; }
+  };
+  $("btn-peer").onclick = () => {
+    const d = Number($("peer-distance").value);
+    if ($("peer-distance").value === "" || !isFinite(d)) { say("Distance: metres from the start line.", true); return; }
+    control("PUT", "/api/peers/" + $("peer-gate").value, { role: $("peer-role").value, distance: d }, "Gate role sent to the race.");
+  };
+  $("btn-start").onclick = () => control("POST", "/api/start", undefined, "Starting.");
+  $("btn-pause").onclick = () => control("POST", "/api/pause", undefined, "Gates paused: crossings are not timed.");
+  $("btn-resume").onclick = () => control("POST", "/api/resume", undefined, "Gates timing again.");
+  $("btn-reset").onclick = () => control("POST", "/api/reset", undefined, "Reset.");
+  $("sel-start").onchange = (e) => control("PUT", "/api/config", { startType: e.target.value }, "Start type set.");
+  $("sel-preset").onchange = (e) => { if (e.target.value) control("PUT", "/api/config", { preset: e.target.value }, "Preset set."); };
+  $("sel-athlete").onchange = (e) => control("PUT", "/api/next-athlete", { athleteId: e.target.value ? Number(e.target.value) : null }, "Next run assigned.");
+  $("btn-add-athlete").onclick = async () => {
+    const name = prompt("Athlete's name"); if (!name) return;
+    const a = await control("POST", "/api/athletes", { name }, "Added " + name + ".");
+    if (a) { await loadAthletes(); }
+  };
+  $("btn-pin").onclick = async () => {
+    const p = $("pin").value.trim();
+    try { state.pin = ""; await api("POST", "/api/pin", { pin: p }); setPin(p); say("Unlocked."); $("pin").value = ""; }
+    catch (e) { say(e.message, true); }
+  };
+  $("h-go").onclick = loadHistory;
+  $("h-q").onkeydown = (e) => { if (e.key === "Enter") loadHistory(); };
+}
+
+
+// Calculators: wind adjustment and equivalent performances (read-only, no PIN).
+window.SprintGateCalc = async function () {
+  const box = $("calc");
+  let ev;
+  try { ev = await api("GET", "/api/calc/events"); } catch (e) { box.textContent = "Calculators unavailable: " + e.message; return; }
+  function form(title, fields, path, show) {
+    const f = el("form", undefined, "calc-form"); f.append(el("strong", title));
+    const row = el("div", undefined, "row"), inputs = {};
+    for (const [name, label, opts, value] of fields) {
+      const l = el("label", label);
+      const i = opts ? document.createElement("select") : document.createElement("input");
+      if (opts) for (const o of opts) i.append(new Option(o, o)); else { i.size = 6; i.inputMode = "decimal"; }
+      if (value) i.value = value;
+      inputs[name] = i; l.append(i); row.append(l);
+    }
+    const out = el("div", "", "small"), go = el("button", "Calculate"); go.type = "submit"; row.append(go);
+    f.append(row, out);
+    f.onsubmit = async (e) => {
+      e.preventDefault();
+      const p = new URLSearchParams(); for (const k in inputs) p.set(k, inputs[k].value.trim());
+      try { out.style.color = ""; out.textContent = show(await api("GET", path + "?" + p)); }
+      catch (err) { out.style.color = "var(--stop)"; out.textContent = err.message; }
+    };
+    box.append(f);
+  }
+  form("Wind adjustment", [["event", "Event", ev.wind], ["time", "Time s", null, ""], ["wind", "Wind m/s", null, "+0.0"]], "/api/calc/wind",
+    (r) => "Still air: " + fmt(r.stillAirTime, 2) + " s · at +2.0: " + fmt(r.atLegalLimit, 2) + " s · " + (r.legal ? "legal wind" : "wind-assisted"));
+  form("Equivalent performance", [["sex", "Sex", Object.keys(ev.scored)], ["from", "From", ev.scored.men], ["time", "Time s", null, ""], ["to", "To", ev.scored.men]], "/api/calc/equivalent",
+    (r) => r.from.time.toFixed(2) + " s " + r.from.event + " = " + r.from.points + " points = " + r.to.time.toFixed(2) + " s " + r.to.event);
+};
+
+window.addEventListener("DOMContentLoaded", async () => {
+  wire(); setPin(state.pin);
+  try { await loadSettings(); } catch (e) { say("Cannot load settings: " + e.message, true); }
+  await loadAthletes(); loadHistory(); connect(); requestAnimationFrame(runClock);
+  if (window.SprintGateCalc) window.SprintGateCalc();
+});

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+# The browser tests' DevTools protocol client for headless Chromium, and their waits.
+import base64, json, os, socket, struct, time, urllib.request
+
+def wait_http(url, timeout):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            return urllib.request.urlopen(url, timeout=2).read()
+        except Exception:
+            time.sleep(0.2)
+    raise SystemExit(f"FAIL: {url} did not answer within {timeout} s")
+
+class CDP:
+    """A minimal DevTools protocol client: one WebSocket (RFC 6455, masked client frames)."""
+    def __init__(self, url):
+        host, rest = url[len("ws://"):].split("/", 1)
+        h, p = host.split(":")
+        self.s = socket.create_connection((h, int(p)), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.s.sendall(f"GET /{rest} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                       f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += self.s.recv(1)
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise SystemExit("FAIL: DevTools refused the WebSocket: " + head.decode(errors="replace"))
+        self.n = 0
+    def _recv(self, n):
+        b = b""
+        while len(b) < n:
+            c = self.s.recv(n - len(b))
+            if not c: raise SystemExit("FAIL: DevTools connection closed")
+            b += c
+        return b
+    def _frame(self):
+        h = self._recv(2)
+        ln = h[1] & 0x7F
+        if ln == 126: ln = struct.unpack(">H", self._recv(2))[0]
+        elif ln == 127: ln = struct.unpack(">Q", self._recv(8))[0]
+        return h[0] & 0x0F, self._recv(ln)
+    def call(self, method, **params):
+        self.n += 1
+        data = json.dumps({"id": self.n, "method": method, "params": params}).encode()
+        mask = os.urandom(4)
+        hdr = bytes([0x81])
+        if len(data) < 126: hdr += bytes([0x80 | len(data)])
+        elif len(data) < 65536: hdr += bytes([0x80 | 126]) + struct.pack(">H", len(data))
+        else: hdr += bytes([0x80 | 127]) + struct.pack(">Q", len(data))
+        self.s.sendall(hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+        while True:
+            op, payload = self._frame()
+            if op != 1: continue
+            msg = json.loads(payload)
+            if msg.get("id") == self.n:
+                if "error" in msg: raise SystemExit(f"FAIL: {method}: {msg['error']}")
+                return msg["result"]
+    def eval(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True)
+        return r["result"].get("value")
+
+
+def open_page(cdp_port, url):
+    """Connects to Chromium's first page, sized as a phone (412 CSS px wide), and loads url."""
+    targets = json.loads(wait_http(f"http://127.0.0.1:{cdp_port}/json/list", 30))
+    page = next(t for t in targets if t.get("type") == "page")
+    c = CDP(page["webSocketDebuggerUrl"])
+    c.call("Emulation.setDeviceMetricsOverride", width=412, height=1500, deviceScaleFactor=2, mobile=True)
+    c.call("Page.enable")
+    c.call("Page.navigate", url=url)
+    return c
+
+def until(c, expr, what, timeout):
+    """Evaluates expr in the page until it is truthy; fails with the page's text after timeout s."""
+    end = time.time() + timeout
+    while time.time() < end:
+        v = c.eval(expr)
+        if v: return v
+        time.sleep(0.25)
+    raise SystemExit(f"FAIL: {what} within {timeout} s; page text: {c.eval('document.body.innerText')!r:.600}")
+
+def step_frames(c, gate):
+    """In an open run dialog: the frames of gate `gate` start at the first one at or after
+    the crossing, load, show the gate line inside the frame, and step one frame earlier
+    to the last one before it and back. Returns a summary."""
+    sec = f"#run-body section[data-gate='{gate}']"
+    label = f"document.querySelector(\"{sec} .frame-label\").textContent"
+    loaded = (f"(() => {{ const i = document.querySelector(\"{sec} img\"); "
+              f"return i && i.complete && i.naturalWidth > 0 && i.src; }})()")
+    first_src = until(c, loaded, f"gate {gate}'s first frame did not load", 10)
+    first = c.eval(label)
+    if not first.startswith("Frame ") or "+" not in first:
+        raise SystemExit(f"FAIL: gate {gate}'s strip does not open at the crossing: {first!r}")
+    left = c.eval(f"parseFloat(document.querySelector(\"{sec} .gate-line\").style.left)")
+    if left is None or not (0 < left < 100):
+        raise SystemExit(f"FAIL: gate {gate}'s gate line is not inside the frame: left {left!r}")
+    c.eval(f"[...document.querySelectorAll(\"{sec} button\")].find(b => b.textContent.includes('Earlier')).click()")
+    until(c, f"{label} !== {json.dumps(first)}", f"gate {gate}'s strip did not step", 5)
+    before = c.eval(label)
+    src = until(c, f"(() => {{ const s = {loaded}; return s && s !== {json.dumps(first_src)} && s; }})()",
+                f"gate {gate}'s earlier frame did not load", 10)
+    if "-" not in before.split(",")[-1] and "−" not in before:
+        raise SystemExit(f"FAIL: the frame before the crossing has no negative offset: {before!r}")
+    c.eval(f"[...document.querySelectorAll(\"{sec} button\")].find(b => b.textContent.includes('Later')).click()")
+    until(c, f"{label} === {json.dumps(first)}", f"gate {gate}'s strip did not step back", 5)
+    return f"frames: {first} (line at {left:.1f} %), then {before}"
