@@ -26,6 +26,9 @@ public struct WebSettings: Sendable, Hashable, Codable {
     public var gateName: String
     /// Start type ids the engine knows, e.g. `flying`, `button-release`, `countdown`.
     public var startTypes: [String]
+    /// The start types the page's Start button begins (the others start from the athlete
+    /// or the button).
+    public static let startedFromThePage: Set<String> = ["countdown", "voice"]
     public var presets: [PresetInfo]
     /// `m/s`, `km/h` or `mph`.
     public var speedUnit: String

@@ -206,12 +206,23 @@ public struct WebServer: Sendable {
             try s.checkPIN(candidate, context)
             return Response(status: .noContent)
         }
-        for (path, command) in [("/api/arm", GateCommand.arm), ("/api/start", .start), ("/api/reset", .reset),
+        for (path, command) in [("/api/arm", GateCommand.arm), ("/api/reset", .reset),
                                 ("/api/pause", .pauseDetection), ("/api/resume", .resumeDetection)] {
             router.post(RouterPath(path)) { request, context in
                 try s.requirePIN(request, context)
                 return try s.enqueue(command)
             }
+        }
+        // Start begins a countdown or a voice start; other start types start themselves
+        // (the athlete, the button), so it is refused rather than accepted and ignored.
+        router.post("/api/start") { request, context in
+            try s.requirePIN(request, context)
+            let type = s.bridge.snapshot.read().snapshot.startType
+            guard WebSettings.startedFromThePage.contains(type) else {
+                throw APIError(.conflict, field: "startType",
+                               reason: "Start begins a countdown or voice start; this gate is set to \(type): arm it and the athlete starts the clock, or choose countdown or voice")
+            }
+            return try s.enqueue(.start)
         }
         router.put("/api/config") { request, context in
             try s.requirePIN(request, context)

@@ -143,7 +143,7 @@ struct RunCommand: ParsableCommand {
         storage.installPhotoFinish(on: &loop, width: width, height: height, gateX: settings.detectorConfig(width: width).gateX,
                                    fps: Double(board.camera.fps), log: log)
         let web = webPort == 0 ? nil : WebGate.startForGate(settings: settings, host: webHost, port: webPort, wakeFD: epoll.wakeFD,
-                                                     cameraMode: "\(width)x\(height)", book: storage.book, level: level)
+                                                     cameraMode: "\(width)x\(height)", frameWidth: width, book: storage.book, level: level)
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in

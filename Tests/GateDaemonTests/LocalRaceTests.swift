@@ -142,3 +142,12 @@ final class StateDir {
         #expect(((try? p.gate.services.storage.book.history(HistoryQuery())) ?? []).isEmpty)
     }
 }
+
+@Suite struct WebRunTests {
+    /// The settings view says where the gate line is: the settings file's column, or the
+    /// frame's middle, never "from the board" (the board file does not place it).
+    @Test func theGateLineIsShownWhereItIs() {
+        #expect(WebGate.gateLineText(412.5, frameWidth: 1280) == "412.5 px of 1280 (gate_x in the settings file)")
+        #expect(WebGate.gateLineText(nil, frameWidth: 640).hasPrefix("320.0 px of 640 (the middle of the frame"))
+    }
+}

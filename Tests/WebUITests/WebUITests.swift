@@ -129,6 +129,12 @@ import Testing
             }
             #expect(f.bridge.commands.count == 0)
             try await client.execute(uri: "/api/arm", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+            // A flying start starts itself: Start is refused, saying why, and nothing is queued.
+            try await client.execute(uri: "/api/start", method: .post, headers: pinHeader) { r in
+                #expect(r.status == .conflict && r.errorField == "startType")
+                #expect(r.text.contains("countdown or voice"))
+            }
+            f.bridge.snapshot.update { $0.startType = "countdown" }
             try await client.execute(uri: "/api/start", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
             try await client.execute(uri: "/api/reset", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
             try await client.execute(uri: "/api/pause", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }

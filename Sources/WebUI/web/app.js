@@ -94,6 +94,8 @@ function render() {
   const running = ["running", "starting", "holding", "in-frame"].includes(g.phase);
   $("sel-start").disabled = running; $("sel-preset").disabled = running;
   if (document.activeElement !== $("sel-start")) $("sel-start").value = g.startType;
+  // Start begins a countdown or voice start; the other types start from the athlete or the button.
+  $("btn-start").hidden = !["countdown", "voice"].includes(g.startType);
   if (document.activeElement !== $("sel-preset")) $("sel-preset").value = g.preset || "";
   if (document.activeElement !== $("sel-athlete")) $("sel-athlete").value = b.nextAthlete ? String(b.nextAthlete.id) : "";
 }
