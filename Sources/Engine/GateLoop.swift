@@ -44,6 +44,8 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     /// Why a callback of its own, not a `LoopEvent` case: existing observers switch
     /// over `LoopEvent` exhaustively.
     public var photoFinishObserver: ((PhotoFinishCapture) -> Void)?
+    /// The page's camera view: offered every frame, copies a few a second while watched.
+    public var preview: FramePreview?
     private var actions: [EngineAction] = []
     private var lineBuffer: [LineEvent] = []
     private var detection = DetectionSet()
@@ -89,6 +91,7 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             detector.process(view, into: &detection)
             // The gate column and thumbnail are copied before the buffer goes back.
             photoFinish?.record(view)
+            preview?.offer(view)
             camera.release(lease)
             lastStatus = detection.status
             if let c = detection.crossing {

@@ -30,6 +30,8 @@ public final class LocalGate {
     private var idle = true
     private var lineSequence: UInt32 = 0
     private let mode: String
+    /// The page's camera view, when this gate serves the page.
+    public private(set) var cameraView: CameraView?
 
     /// Starts the gate's storage under `stateDirectory` (the caller makes the directory)
     /// and its services; `web` is the page, if this gate serves one (made over
@@ -43,6 +45,7 @@ public final class LocalGate {
         loop = GateLoop(camera: Self.clearGate(spec, now: now), lines: FakeLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: engine))
         mode = "\(spec.width)x\(spec.height) GREY \(Int(spec.fps)) fps (scene \(spec.name))"
         storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: config.gateX, fps: spec.fps, log: log)
+        cameraView = web?.installCameraView(on: &loop, width: spec.width, height: spec.height, gateX: config.gateX)
         services = try GateServices(storage: storage, web: web, ntpPort: 0, peer: peer, skew: peer?.skew ?? .none,
                                     stateDirectory: stateDirectory, epoll: epoll, now: now, peerLog: log, log: log)
         services.install(on: &loop, console: console)
@@ -107,5 +110,8 @@ public final class LocalGate {
 
     /// Ends the services (storage written, the host's end of session sent); the race
     /// link's summary line, if a link ran.
-    public func stop() -> String? { services.stop() }
+    public func stop() -> String? {
+        cameraView?.stop()
+        return services.stop()
+    }
 }

@@ -59,6 +59,8 @@ public final class GateBridge: Sendable {
     public let commands: BoundedQueue<GateCommand>
     /// Loop → web: finished runs, drained by the web side into the results book.
     public let results: BoundedQueue<TimedRun>
+    /// Camera view: the encoder's latest picture, and viewers' requests for more.
+    public let camera = CameraFeed()
     private let wake: @Sendable () -> Void
 
     /// Why: a person presses buttons a few times per second; 64 covers a burst from

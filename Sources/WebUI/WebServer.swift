@@ -2,6 +2,7 @@
 // The gate's web server: static page, JSON API and the live board WebSocket (Hummingbird).
 
 import Foundation
+import GateCore
 public import Hummingbird
 public import HummingbirdWebSocket
 public import Logging
@@ -122,6 +123,31 @@ public struct WebServer: Sendable {
             return s.json(raw: s.hub.framed(now: monotonicNowNs()).text)
         }
         router.get("/api/settings") { _, _ in try s.json(s.settings) }
+        // The camera view: each request keeps pictures coming for two seconds; the page
+        // polls a few times a second while it shows the view.
+        router.get("/api/camera.jpg") { _, _ in
+            let feed = s.bridge.camera
+            guard feed.connected else { throw APIError(.notFound, field: "camera", reason: "this gate has no camera view") }
+            feed.watch()
+            // Why 3 s: an older picture is a stalled camera, not a view to aim by.
+            guard let p = feed.picture, monotonicNowNs() - p.time.nanoseconds < 3_000_000_000 else {
+                throw APIError(.serviceUnavailable, field: "camera",
+                               reason: "no picture from the camera yet; it comes within a second of asking while frames arrive")
+            }
+            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store",
+                                                   HTTPField.Name("X-Frame-Sequence")!: String(p.sequence)],
+                            body: .init(byteBuffer: ByteBuffer(bytes: p.jpeg)))
+        }
+        router.get("/api/camera") { _, _ in
+            let feed = s.bridge.camera
+            guard feed.connected else { throw APIError(.notFound, field: "camera", reason: "this gate has no camera view") }
+            feed.watch()
+            guard let p = feed.picture else {
+                throw APIError(.serviceUnavailable, field: "camera", reason: "no picture from the camera yet")
+            }
+            return try s.json(CameraInfo(width: p.width, height: p.height, frameWidth: p.frameWidth, frameHeight: p.frameHeight,
+                                         gateX: p.gateX, sequence: p.sequence))
+        }
         router.get("/api/athletes") { _, _ in
             do { return try s.json(try s.book.athletes()) } catch { throw apiError(error) }
         }
@@ -533,4 +559,15 @@ struct SecurityHeaders: RouterMiddleware {
         r.headers[HTTPField.Name("Content-Security-Policy")!] = "default-src 'self'; img-src 'self' data:; connect-src 'self'; style-src 'self'; script-src 'self'"
         return r
     }
+}
+
+/// `GET /api/camera`: the camera view's geometry, for drawing the gate line over it.
+struct CameraInfo: Codable {
+    var width: Int
+    var height: Int
+    var frameWidth: Int
+    var frameHeight: Int
+    /// The gate line in camera pixels; in the picture at `gateX * width / frameWidth`.
+    var gateX: Double
+    var sequence: UInt64
 }

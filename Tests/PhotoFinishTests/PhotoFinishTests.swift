@@ -266,3 +266,68 @@ struct FrameStripCaptureTests {
         #expect(throws: PhotoFinishError.self) { try PhotoFinishRecorder(config: config) }
     }
 }
+
+@Suite("Camera view tap")
+struct FramePreviewTests {
+    /// Offers frames of `scene` at 100 fps from `from` to `to` seconds.
+    static func offer(_ scene: BarScene, _ preview: FramePreview, from: Double, to: Double, take: Bool = true) -> [FramePreview.Picture] {
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: scene.bufferSize)
+        defer { buffer.deallocate() }
+        var out: [FramePreview.Picture] = []
+        for (i, t) in frameTimes(from: from, to: to, fps: 100).enumerated() {
+            scene.render(at: t, into: buffer)
+            preview.offer(FrameView(base: UnsafeRawPointer(buffer), width: scene.width, height: scene.height, bytesPerRow: scene.bytesPerRow,
+                                    format: scene.format, sequence: UInt64(i), timestamp: MonotonicInstant(seconds: t)))
+            if take, let p = preview.take() { out.append(p) }
+        }
+        return out
+    }
+
+    @Test("copies a reduced frame every 200 ms only while watched, and skips while the last waits")
+    func watchedOnly() {
+        var scene = BarScene()
+        scene.format = .yuyv
+        let preview = FramePreview(frameWidth: scene.width, frameHeight: scene.height, maxWidth: 160)
+        #expect(preview.width == 160 && preview.height == 120 && preview.scale == 2)
+        #expect(Self.offer(scene, preview, from: 0, to: 1).isEmpty, "nobody watching: no copies")
+        preview.watch(now: MonotonicInstant(seconds: 1))
+        let pictures = Self.offer(scene, preview, from: 1, to: 4)
+        // Watched until 3 s: copies at 1.0, 1.2 … 3.0.
+        #expect(pictures.count == 11, "\(pictures.map(\.time.seconds))")
+        for (a, b) in zip(pictures, pictures.dropFirst()) { #expect(abs(b.time.since(a.time).seconds - 0.2) < 1e-6) }
+        // The bar's leading edge is at the gate (x 160, picture x 80) at 1.0 s: dark left of it, light right.
+        let p = pictures.last { abs($0.time.seconds - scene.crossingSeconds) < 1e-6 }
+        if let p {
+            #expect(p.pixels[60 * p.width + 78] == 40 && p.pixels[60 * p.width + 82] == 200)
+        } else {
+            Issue.record("no picture at the crossing")
+        }
+        // Nobody takes the picture: the next ones are skipped and counted, never waited for.
+        preview.watch(now: MonotonicInstant(seconds: 4))
+        _ = Self.offer(scene, preview, from: 4, to: 5, take: false)
+        #expect(preview.copied == 12 && preview.skipped == 5)
+        #expect(preview.take() != nil && preview.take() == nil)
+    }
+
+    @Test("offering frames allocates nothing, watched or not")
+    func noAllocations() {
+        let scene = BarScene()
+        let preview = FramePreview(frameWidth: scene.width, frameHeight: scene.height)
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: scene.bufferSize)
+        defer { buffer.deallocate() }
+        scene.render(at: 1, into: buffer)
+        func pass(from: Int, count: Int) -> Int64 {
+            sprintgate_alloc_count_begin()
+            for i in from..<(from + count) {
+                preview.offer(FrameView(base: UnsafeRawPointer(buffer), width: scene.width, height: scene.height, bytesPerRow: scene.bytesPerRow,
+                                        format: scene.format, sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: Int64(i) * 10_000_000)))
+            }
+            return sprintgate_alloc_count_end()
+        }
+        _ = pass(from: 0, count: 10)
+        #expect(pass(from: 10, count: 100) == 0)
+        preview.watch(now: MonotonicInstant(nanoseconds: 110 * 10_000_000))
+        #expect(pass(from: 110, count: 100) == 0)
+        #expect(preview.copied == 1 && preview.skipped > 0)
+    }
+}

@@ -55,6 +55,41 @@ import Testing
         #expect(html.range(of: #"\son[a-z]+="#, options: .regularExpression) == nil, "an inline event handler")
     }
 
+    /// The camera view: no view without a camera; a viewer's request reaches the gate's
+    /// tap; the newest picture is served with its sequence, and its geometry as JSON.
+    @Test func cameraViewServesTheNewestPicture() async throws {
+        let f = Fixture()
+        let asked = Atomic<Int>(0)
+        try await f.app().test(.router) { client in
+            try await client.execute(uri: "/api/camera.jpg", method: .get) { r in
+                #expect(r.status == .notFound && r.errorField == "camera")
+            }
+            f.bridge.camera.connect { asked.add(1, ordering: .relaxed) }
+            try await client.execute(uri: "/api/camera.jpg", method: .get) { r in
+                #expect(r.status == .serviceUnavailable && r.errorField == "camera")
+            }
+            #expect(asked.load(ordering: .relaxed) == 1, "the request asked the gate for pictures")
+            let now = MonotonicInstant(nanoseconds: monotonicNowNs())
+            f.bridge.camera.publish(CameraPicture(jpeg: tinyJPEG, width: 320, height: 180, frameWidth: 1280, frameHeight: 720,
+                                                  gateX: 640.5, sequence: 77, time: now))
+            try await client.execute(uri: "/api/camera.jpg", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "image/jpeg")
+                #expect(r.headers[HTTPField.Name("X-Frame-Sequence")!] == "77")
+                #expect(r.headers[.cacheControl] == "no-store")
+                #expect(Array(r.body.readableBytesView) == tinyJPEG)
+            }
+            try await client.execute(uri: "/api/camera", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.json["gateX"] as? Double == 640.5 && r.json["frameWidth"] as? Int == 1280 && r.json["width"] as? Int == 320)
+            }
+            #expect(asked.load(ordering: .relaxed) == 3)
+            // A picture older than 3 s is a stalled camera: not served.
+            f.bridge.camera.publish(CameraPicture(jpeg: tinyJPEG, width: 320, height: 180, frameWidth: 1280, frameHeight: 720,
+                                                  gateX: 640.5, sequence: 78, time: now - .seconds(4)))
+            try await client.execute(uri: "/api/camera.jpg", method: .get) { r in #expect(r.status == .serviceUnavailable) }
+        }
+    }
+
     @Test func unknownRouteIsJSON404() async throws {
         try await Fixture().app().test(.router) { client in
             try await client.execute(uri: "/api/nope", method: .get) { r in

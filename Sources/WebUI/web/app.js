@@ -205,6 +205,40 @@ function showGatePhoto(id, gate) {
   $("photo-dialog").showModal();
 }
 
+// The camera view: a picture every quarter second while shown, the gate line drawn over
+// it where the detector has it; the gate copies frames only while somebody watches.
+const cameraView = { timer: 0, shown: false, frames: 0, line: false };
+async function cameraStep() {
+  if (!cameraView.shown) return;
+  const img = $("camera-view");
+  const next = new Image();
+  next.onload = async () => {
+    next.id = "camera-view"; next.alt = img.alt; img.replaceWith(next); cameraView.frames++;
+    if (!cameraView.line) {
+      try {
+        const c = await api("GET", "/api/camera");
+        $("camera-line").style.left = (100 * (c.gateX + 0.5) / c.frameWidth) + "%"; cameraView.line = true;
+      } catch (e) { /* The next picture tries again. */ }
+    }
+    $("camera-note").textContent = "Live, " + next.naturalWidth + "×" + next.naturalHeight + "; the red line is the gate.";
+    cameraView.timer = setTimeout(cameraStep, 250);
+  };
+  next.onerror = () => {
+    $("camera-note").textContent = "No picture from the camera yet; trying again.";
+    cameraView.timer = setTimeout(cameraStep, 1000);
+  };
+  next.src = "/api/camera.jpg?n=" + Date.now();
+}
+async function toggleCamera() {
+  cameraView.shown = !cameraView.shown;
+  $("btn-camera").textContent = cameraView.shown ? "Hide the camera" : "Show the camera";
+  $("camera-box").hidden = !cameraView.shown;
+  clearTimeout(cameraView.timer);
+  if (!cameraView.shown) { $("camera-note").textContent = ""; return; }
+  $("camera-note").textContent = "Asking the gate for pictures…";
+  cameraStep();
+}
+
 function connect() {
   const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/ws");
   ws.onopen = () => { state.retry = 500; const l = $("link"); l.textContent = "live"; l.className = "chip ok"; };
@@ -289,6 +323,7 @@ function wire() {
     if ($("peer-distance").value === "" || !isFinite(d)) { say("Distance: metres from the start line.", true); return; }
     control("PUT", "/api/peers/" + $("peer-gate").value, { role: $("peer-role").value, distance: d }, "Gate role sent to the race.");
   };
+  $("btn-camera").onclick = toggleCamera;
   $("btn-start").onclick = () => control("POST", "/api/start", undefined, "Starting.");
   $("btn-pause").onclick = () => control("POST", "/api/pause", undefined, "Gates paused: crossings are not timed.");
   $("btn-resume").onclick = () => control("POST", "/api/resume", undefined, "Gates timing again.");

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// The camera view's tap on the frame path: a few reduced frames a second, only while
+// somebody watches, copied into a preallocated slot that another thread encodes.
+
+public import GateCore
+import Synchronization
+
+/// Copies a reduced grey image of a frame, at most every `interval` and only while a
+/// viewer asked within `linger`, into one preallocated slot. The loop calls `offer` for
+/// every frame; a thread that encodes calls `take`. While the slot waits to be taken,
+/// frames are skipped and counted: the loop never waits and `offer` allocates nothing.
+public final class FramePreview: @unchecked Sendable {
+    /// Slot states.
+    private static let free = 0, filling = 1, ready = 2, reading = 3
+
+    /// Frame size the camera delivers, input pixels.
+    public let frameWidth: Int
+    public let frameHeight: Int
+    /// Integer reduction from frame to preview.
+    public let scale: Int
+    public let width: Int
+    public let height: Int
+    /// Time between two copies. Why 200 ms: five pictures a second aim a camera; more
+    /// only costs the Wi-Fi.
+    public let interval: Span
+    /// A viewer's request keeps the copies coming this long. Why 2 s: a page polls a few
+    /// times a second; a closed page stops the copies within two seconds.
+    public let linger: Span
+
+    private let state: UnsafeMutablePointer<Atomic<Int>>
+    /// The last instant a viewer wants pictures until, CLOCK_MONOTONIC ns.
+    private let wantedUntil: UnsafeMutablePointer<Atomic<Int64>>
+    private let counters: UnsafeMutablePointer<Atomic<UInt64>>
+    private let pixels: UnsafeMutablePointer<UInt8>
+    /// Loop-thread only.
+    private var nextDue: Int64 = .min
+    private var slotTime: Int64 = 0
+    private var slotSequence: UInt64 = 0
+
+    /// A preview of frames of `frameWidth`×`frameHeight`, at most `maxWidth` wide.
+    public init(frameWidth: Int, frameHeight: Int, maxWidth: Int = 320, interval: Span = .milliseconds(200),
+                linger: Span = .seconds(2)) {
+        self.frameWidth = max(1, frameWidth)
+        self.frameHeight = max(1, frameHeight)
+        scale = max(1, (self.frameWidth + maxWidth - 1) / max(1, maxWidth))
+        width = max(1, self.frameWidth / scale)
+        height = max(1, self.frameHeight / scale)
+        self.interval = interval
+        self.linger = linger
+        state = .allocate(capacity: 1)
+        state.initialize(to: Atomic(Self.free))
+        wantedUntil = .allocate(capacity: 1)
+        wantedUntil.initialize(to: Atomic(Int64.min))
+        counters = .allocate(capacity: 2)
+        counters.initialize(to: Atomic(0))
+        (counters + 1).initialize(to: Atomic(0))
+        pixels = .allocate(capacity: width * height)
+        pixels.initialize(repeating: 0, count: width * height)
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+        wantedUntil.deinitialize(count: 1)
+        wantedUntil.deallocate()
+        counters.deinitialize(count: 2)
+        counters.deallocate()
+        pixels.deallocate()
+    }
+
+    /// Pictures copied for the viewers.
+    public var copied: UInt64 { counters.pointee.load(ordering: .relaxed) }
+    /// Pictures due while the last one still waited to be taken (the encoder was behind).
+    public var skipped: UInt64 { (counters + 1).pointee.load(ordering: .relaxed) }
+
+    /// Any thread: a viewer wants pictures; they come until `linger` after `now`.
+    public func watch(now: MonotonicInstant) {
+        let until = (now + linger).nanoseconds
+        var current = wantedUntil.pointee.load(ordering: .relaxed)
+        while current < until {
+            let r = wantedUntil.pointee.compareExchange(expected: current, desired: until, ordering: .relaxed)
+            if r.exchanged { break }
+            current = r.original
+        }
+    }
+
+    /// Loop thread, every frame before it goes back to the camera: copies a reduced image
+    /// when a viewer is watching, one is due and the slot is free.
+    public func offer(_ frame: borrowing FrameView) {
+        let t = frame.timestamp.nanoseconds
+        guard t <= wantedUntil.pointee.load(ordering: .relaxed), t >= nextDue else { return }
+        guard frame.width == frameWidth, frame.height == frameHeight else { return }
+        nextDue = t + interval.nanoseconds
+        let r = state.pointee.compareExchange(expected: Self.free, desired: Self.filling, ordering: .acquiring)
+        guard r.exchanged else {
+            (counters + 1).pointee.add(1, ordering: .relaxed)
+            return
+        }
+        let step = frame.format.lumaStep
+        let bpr = frame.bytesPerRow
+        let base = frame.base.assumingMemoryBound(to: UInt8.self)
+        let s = scale
+        let half = s / 2
+        var out = pixels
+        for y in 0..<height {
+            let row = base + (y * s + half) * bpr + half * step
+            for x in 0..<width { out[x] = row[x * s * step] }
+            out += width
+        }
+        slotTime = t
+        slotSequence = frame.sequence
+        counters.pointee.add(1, ordering: .relaxed)
+        state.pointee.store(Self.ready, ordering: .releasing)
+    }
+
+    /// A picture ready for the viewers, taken off the slot.
+    public struct Picture: Sendable {
+        /// `width`×`height` luma, rows packed.
+        public var pixels: [UInt8]
+        public var width: Int
+        public var height: Int
+        /// The frame's timestamp, CLOCK_MONOTONIC, and its driver sequence number.
+        public var time: MonotonicInstant
+        public var sequence: UInt64
+    }
+
+    /// Encoder thread: the waiting picture, if any, which frees the slot.
+    public func take() -> Picture? {
+        let r = state.pointee.compareExchange(expected: Self.ready, desired: Self.reading, ordering: .acquiring)
+        guard r.exchanged else { return nil }
+        let picture = Picture(pixels: Array(UnsafeBufferPointer(start: pixels, count: width * height)), width: width, height: height,
+                              time: MonotonicInstant(nanoseconds: slotTime), sequence: slotSequence)
+        state.pointee.store(Self.free, ordering: .releasing)
+        return picture
+    }
+}
