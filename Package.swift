@@ -167,7 +167,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "DetectorBench",
-            dependencies: ["GateCore", "Detector", "Engine", "GateSim"],
+            dependencies: ["GateCore", "Detector", "Engine", "GateSim", "PhotoFinish", "LinuxHardware"],
             swiftSettings: strictSettings
         ),
         // Clock sync error against simulated truth: loopback and impaired profiles (BENCHMARKS.md).

@@ -69,10 +69,11 @@ public final class CameraView: @unchecked Sendable {
 
 extension WebGate {
     /// Taps `loop`'s frames for the page's camera view (`GET /api/camera.jpg`): frames of
-    /// `width`×`height` with the gate line at `gateX` input pixels.
+    /// `width`×`height` at `fps` with the gate line at `gateX` input pixels.
     public func installCameraView<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
-        on loop: inout GateLoop<C, L, S>, width: Int, height: Int, gateX: Double) -> CameraView {
-        let view = CameraView(preview: FramePreview(frameWidth: width, frameHeight: height), gateX: gateX, feed: bridge.camera, log: log)
+        on loop: inout GateLoop<C, L, S>, width: Int, height: Int, fps: Double, gateX: Double) -> CameraView {
+        let preview = FramePreview(frameWidth: width, frameHeight: height, bands: FramePreview.bands(fps: fps))
+        let view = CameraView(preview: preview, gateX: gateX, feed: bridge.camera, log: log)
         loop.preview = view.preview
         view.start()
         return view

@@ -45,7 +45,7 @@ public final class LocalGate {
         loop = GateLoop(camera: Self.clearGate(spec, now: now), lines: FakeLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: engine))
         mode = "\(spec.width)x\(spec.height) GREY \(Int(spec.fps)) fps (scene \(spec.name))"
         storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: config.gateX, fps: spec.fps, log: log)
-        cameraView = web?.installCameraView(on: &loop, width: spec.width, height: spec.height, gateX: config.gateX)
+        cameraView = web?.installCameraView(on: &loop, width: spec.width, height: spec.height, fps: spec.fps, gateX: config.gateX)
         services = try GateServices(storage: storage, web: web, ntpPort: 0, peer: peer, skew: peer?.skew ?? .none,
                                     stateDirectory: stateDirectory, epoll: epoll, now: now, peerLog: log, log: log)
         services.install(on: &loop, console: console)

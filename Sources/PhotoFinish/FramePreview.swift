@@ -9,6 +9,10 @@ import Synchronization
 /// viewer asked within `linger`, into one preallocated slot. The loop calls `offer` for
 /// every frame; a thread that encodes calls `take`. While the slot waits to be taken,
 /// frames are skipped and counted: the loop never waits and `offer` allocates nothing.
+///
+/// A picture is copied in `bands` bands of rows from as many consecutive frames, so no
+/// frame pays for a whole picture (at 120 fps, eight bands span 67 ms: a still scene is
+/// whole, a runner's outline shears a little). The picture carries the first band's time.
 public final class FramePreview: @unchecked Sendable {
     /// Slot states.
     private static let free = 0, filling = 1, ready = 2, reading = 3
@@ -20,12 +24,21 @@ public final class FramePreview: @unchecked Sendable {
     public let scale: Int
     public let width: Int
     public let height: Int
+    /// Bands for a camera at `fps`: as many as frames come in `interval`, at most 16, so a
+    /// picture is done before the next is due and a band at 120 fps is 1/16 of a picture.
+    public static func bands(fps: Double, interval: Span = .milliseconds(200)) -> Int {
+        guard fps.isFinite, fps > 0 else { return 1 }
+        return max(1, min(16, Int(fps * interval.seconds)))
+    }
+
     /// Time between two copies. Why 200 ms: five pictures a second aim a camera; more
     /// only costs the Wi-Fi.
     public let interval: Span
     /// A viewer's request keeps the copies coming this long. Why 2 s: a page polls a few
     /// times a second; a closed page stops the copies within two seconds.
     public let linger: Span
+    /// Bands of rows a picture is copied in, one per frame.
+    public let bands: Int
 
     private let state: UnsafeMutablePointer<Atomic<Int>>
     /// The last instant a viewer wants pictures until, CLOCK_MONOTONIC ns.
@@ -36,10 +49,12 @@ public final class FramePreview: @unchecked Sendable {
     private var nextDue: Int64 = .min
     private var slotTime: Int64 = 0
     private var slotSequence: UInt64 = 0
+    /// The next band to copy while a picture is being filled (loop thread).
+    private var band = 0
 
     /// A preview of frames of `frameWidth`×`frameHeight`, at most `maxWidth` wide.
     public init(frameWidth: Int, frameHeight: Int, maxWidth: Int = 320, interval: Span = .milliseconds(200),
-                linger: Span = .seconds(2)) {
+                linger: Span = .seconds(2), bands: Int = 8) {
         self.frameWidth = max(1, frameWidth)
         self.frameHeight = max(1, frameHeight)
         scale = max(1, (self.frameWidth + maxWidth - 1) / max(1, maxWidth))
@@ -47,6 +62,7 @@ public final class FramePreview: @unchecked Sendable {
         height = max(1, self.frameHeight / scale)
         self.interval = interval
         self.linger = linger
+        self.bands = min(max(1, bands), height)
         state = .allocate(capacity: 1)
         state.initialize(to: Atomic(Self.free))
         wantedUntil = .allocate(capacity: 1)
@@ -84,31 +100,38 @@ public final class FramePreview: @unchecked Sendable {
         }
     }
 
-    /// Loop thread, every frame before it goes back to the camera: copies a reduced image
-    /// when a viewer is watching, one is due and the slot is free.
+    /// Loop thread, every frame before it goes back to the camera: copies the next band
+    /// of a picture being filled, or starts one when a viewer is watching, one is due and
+    /// the slot is free.
     public func offer(_ frame: borrowing FrameView) {
         let t = frame.timestamp.nanoseconds
-        guard t <= wantedUntil.pointee.load(ordering: .relaxed), t >= nextDue else { return }
         guard frame.width == frameWidth, frame.height == frameHeight else { return }
-        nextDue = t + interval.nanoseconds
-        let r = state.pointee.compareExchange(expected: Self.free, desired: Self.filling, ordering: .acquiring)
-        guard r.exchanged else {
-            (counters + 1).pointee.add(1, ordering: .relaxed)
-            return
+        if band == 0 {
+            guard t <= wantedUntil.pointee.load(ordering: .relaxed), t >= nextDue else { return }
+            nextDue = t + interval.nanoseconds
+            let r = state.pointee.compareExchange(expected: Self.free, desired: Self.filling, ordering: .acquiring)
+            guard r.exchanged else {
+                (counters + 1).pointee.add(1, ordering: .relaxed)
+                return
+            }
+            slotTime = t
+            slotSequence = frame.sequence
         }
         let step = frame.format.lumaStep
         let bpr = frame.bytesPerRow
         let base = frame.base.assumingMemoryBound(to: UInt8.self)
         let s = scale
         let half = s / 2
-        var out = pixels
-        for y in 0..<height {
+        let first = band * height / bands, end = (band + 1) * height / bands
+        var out = pixels + first * width
+        for y in first..<end {
             let row = base + (y * s + half) * bpr + half * step
             for x in 0..<width { out[x] = row[x * s * step] }
             out += width
         }
-        slotTime = t
-        slotSequence = frame.sequence
+        band += 1
+        guard band == bands else { return }
+        band = 0
         counters.pointee.add(1, ordering: .relaxed)
         state.pointee.store(Self.ready, ordering: .releasing)
     }

@@ -237,7 +237,8 @@ extension DemoCommand {
         lines.pending = holdButton(from: passStart)
         var loop = GateLoop(camera: camera, lines: lines, sound: RecordingBeeper(), detector: detector, engine: Engine(config: config))
         storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: detectorConfig(for: spec).gateX, fps: fps, log: log)
-        _ = web.installCameraView(on: &loop, width: spec.width, height: spec.height, gateX: detectorConfig(for: spec).gateX)
+        _ = web.installCameraView(on: &loop, width: spec.width, height: spec.height, fps: fps,
+                                   gateX: detectorConfig(for: spec).gateX)
         let t0 = Sys.monotonicNow()
         var peerLog = Logger(label: "sprintgate.peer")
         peerLog.logLevel = .info

@@ -144,7 +144,8 @@ struct RunCommand: ParsableCommand {
                                    fps: Double(board.camera.fps), log: log)
         let web = webPort == 0 ? nil : WebGate.startForGate(settings: settings, host: webHost, port: webPort, wakeFD: epoll.wakeFD,
                                                      cameraMode: "\(width)x\(height)", frameWidth: width, book: storage.book, level: level)
-        _ = web?.installCameraView(on: &loop, width: width, height: height, gateX: settings.detectorConfig(width: width).gateX)
+        _ = web?.installCameraView(on: &loop, width: width, height: height, fps: Double(board.camera.fps),
+                                    gateX: settings.detectorConfig(width: width).gateX)
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in

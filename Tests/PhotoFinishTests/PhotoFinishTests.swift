@@ -283,7 +283,7 @@ struct FramePreviewTests {
         return out
     }
 
-    @Test("copies a reduced frame every 200 ms only while watched, and skips while the last waits")
+    @Test("copies a reduced frame every 200 ms, in eight bands, only while watched, and skips while the last waits")
     func watchedOnly() {
         var scene = BarScene()
         scene.format = .yuyv
@@ -295,10 +295,14 @@ struct FramePreviewTests {
         // Watched until 3 s: copies at 1.0, 1.2 … 3.0.
         #expect(pictures.count == 11, "\(pictures.map(\.time.seconds))")
         for (a, b) in zip(pictures, pictures.dropFirst()) { #expect(abs(b.time.since(a.time).seconds - 0.2) < 1e-6) }
-        // The bar's leading edge is at the gate (x 160, picture x 80) at 1.0 s: dark left of it, light right.
+        // The bar's leading edge is at the gate (x 160, picture x 80) at 1.0 s: dark left of
+        // it, light right, in the first band (rows 0–14, from the frame at 1.0 s); the band
+        // of row 60 comes from 40 ms later, the edge 16 px on (picture x 88).
         let p = pictures.last { abs($0.time.seconds - scene.crossingSeconds) < 1e-6 }
         if let p {
-            #expect(p.pixels[60 * p.width + 78] == 40 && p.pixels[60 * p.width + 82] == 200)
+            #expect(preview.bands == 8)
+            #expect(p.pixels[5 * p.width + 78] == 40 && p.pixels[5 * p.width + 82] == 200)
+            #expect(p.pixels[60 * p.width + 86] == 40 && p.pixels[60 * p.width + 90] == 200)
         } else {
             Issue.record("no picture at the crossing")
         }
@@ -307,6 +311,12 @@ struct FramePreviewTests {
         _ = Self.offer(scene, preview, from: 4, to: 5, take: false)
         #expect(preview.copied == 12 && preview.skipped == 5)
         #expect(preview.take() != nil && preview.take() == nil)
+    }
+
+    @Test("bands: as many as frames come in 200 ms, 1 to 16")
+    func bandCounts() {
+        #expect(FramePreview.bands(fps: 120) == 16 && FramePreview.bands(fps: 60) == 12 && FramePreview.bands(fps: 30) == 6)
+        #expect(FramePreview.bands(fps: 2) == 1 && FramePreview.bands(fps: 0) == 1 && FramePreview.bands(fps: .nan) == 1)
     }
 
     @Test("offering frames allocates nothing, watched or not")
