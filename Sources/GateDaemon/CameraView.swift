@@ -16,8 +16,12 @@ import WebUI
 /// per frame and, while watched, a reduced copy every 200 ms.
 public final class CameraView: @unchecked Sendable {
     public let preview: FramePreview
-    /// The detector's gate line, input pixels.
-    public let gateX: Double
+    /// The detector's gate line, input pixels (moved from the page on the loop thread).
+    private let line: Mutex<Double>
+    public var gateX: Double {
+        get { line.withLock { $0 } }
+        set { line.withLock { $0 = newValue } }
+    }
     private let feed: CameraFeed
     private let log: Logger
     private let stopping = Atomic<Bool>(false)
@@ -30,7 +34,7 @@ public final class CameraView: @unchecked Sendable {
 
     init(preview: FramePreview, gateX: Double, feed: CameraFeed, log: Logger) {
         self.preview = preview
-        self.gateX = gateX
+        line = Mutex(gateX)
         self.feed = feed
         self.log = log
     }
@@ -48,7 +52,7 @@ public final class CameraView: @unchecked Sendable {
                 do {
                     let jpeg = try PhotoFinishJPEG.encode(luma: p.pixels, width: p.width, height: p.height)
                     feed.publish(CameraPicture(jpeg: jpeg, width: p.width, height: p.height, frameWidth: preview.frameWidth,
-                                               frameHeight: preview.frameHeight, gateX: gateX, sequence: p.sequence, time: p.time))
+                                               frameHeight: preview.frameHeight, gateX: self.gateX, sequence: p.sequence, time: p.time))
                     encodedCount.add(1, ordering: .relaxed)
                 } catch {
                     if failedCount.add(1, ordering: .relaxed).newValue == 1 { log.error("camera view: \(error)") }
@@ -76,6 +80,7 @@ extension WebGate {
         let view = CameraView(preview: preview, gateX: gateX, feed: bridge.camera, log: log)
         loop.preview = view.preview
         view.start()
+        cameraView = view
         return view
     }
 }

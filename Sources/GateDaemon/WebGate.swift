@@ -7,6 +7,7 @@ public import Engine
 import Foundation
 public import GateCore
 import LinuxHardware
+import PhotoFinish
 public import Logging
 public import WebUI
 
@@ -26,6 +27,10 @@ public final class WebGate: @unchecked Sendable {
     /// The engine's configuration as last published (loop thread).
     private(set) var config: EngineConfig
     private var lastFrames: UInt64 = 0
+    /// Where the gate line moved on the page is kept (`GateLineFile`).
+    private let stateDirectory: String
+    /// The camera view, once installed (loop thread).
+    var cameraView: CameraView?
     private var lastFramesAt: MonotonicInstant?
 
     /// Why: the status changes with every frame; 10 Hz is as fast as a person reads it
@@ -48,6 +53,7 @@ public final class WebGate: @unchecked Sendable {
         self.preset = preset
         self.config = config
         self.log = log
+        self.stateDirectory = stateDirectory
         bookStoresRuns = book.storesRunsItself
         publishConfig(config)
     }
@@ -193,6 +199,8 @@ public final class WebGate: @unchecked Sendable {
                 var cfg = loop.engine.config
                 cfg.startType = t
                 if reconfigure(&loop, cfg, now: now, what: "start type \(id)") { onCourseChange?(preset, t, now) }
+            case let .setGateLine(x):
+                moveGateLine(&loop, to: x)
             case let .setPreset(id):
                 guard let p = Preset.named(id) else { continue }
                 var cfg = loop.engine.config
@@ -203,6 +211,36 @@ public final class WebGate: @unchecked Sendable {
                 preset = p
                 if reconfigure(&loop, cfg, now: now, what: "preset \(id)") { onCourseChange?(p, p.startType, now) } else { preset = previous }
             }
+        }
+    }
+
+    /// Moves the detector's gate line to `x` (input pixels) between runs: a new detector
+    /// (it learns the background again) and photo-finish ring at the new column; the
+    /// camera view draws it there, and it is kept for the next start.
+    private func moveGateLine<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>, to x: Double) {
+        switch loop.engine.phase {
+        case .running, .starting, .holding, .inFrame:
+            log.warning("page asked to move the gate line during a run; ignored")
+            return
+        default: break
+        }
+        let g = loop.detector.geometry
+        guard x.isFinite, x >= 0, x < Double(g.inputWidth) else { return }
+        var dc = loop.detector.config
+        dc.gateX = x
+        loop.detector = PhotoFinishDetector(config: dc, inputWidth: g.inputWidth, inputHeight: g.inputHeight)
+        if let old = loop.photoFinish {
+            var pc = old.config
+            pc.gateX = x
+            if let recorder = try? PhotoFinishRecorder(config: pc) { loop.photoFinish = recorder }
+        }
+        cameraView?.gateX = x
+        do {
+            try GateLineFile.save(directory: stateDirectory, x: x, frameWidth: g.inputWidth)
+            log.notice("page moved the gate line to x \(x) of \(g.inputWidth); kept in \(GateLineFile.path(directory: stateDirectory))")
+        } catch {
+            log.error("page moved the gate line to x \(x), but it could not be kept for the next start: \(error)")
         }
     }
 

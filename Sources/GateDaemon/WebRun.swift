@@ -12,7 +12,7 @@ extension WebGate {
     /// `book` is the SQLite-backed book over the storage thread's database (or, when that
     /// could not be opened, a memory book: the journal still keeps every run).
     public static func startForGate(settings: GateSettings, host: String, port: Int, wakeFD: Int32, cameraMode: String,
-                                    frameWidth: Int, book: any ResultsBook, level: Logger.Level) -> WebGate? {
+                                    frameWidth: Int, movedOnPage: Bool = false, book: any ResultsBook, level: Logger.Level) -> WebGate? {
         var log = Logger(label: "sprintgate.web")
         log.logLevel = level
         let board = settings.board
@@ -21,7 +21,7 @@ extension WebGate {
             "board file": board.source,
             "camera": "\(board.camera.device) \(cameraMode) at \(board.camera.fps) fps",
             "state directory": settings.stateDirectory,
-            "gate line x": gateLineText(settings.gateX, frameWidth: frameWidth),
+            "gate line x": gateLineText(settings.gateX, frameWidth: frameWidth, movedOnPage: movedOnPage),
         ]
         do {
             let web = try WebGate(gateName: "SprintGate", stateDirectory: settings.stateDirectory, config: settings.engine,
@@ -37,7 +37,8 @@ extension WebGate {
 
     /// Where the detector's gate line is, as the settings view shows it: the column, and
     /// whether the settings file put it there or it is the frame's middle.
-    public static func gateLineText(_ gateX: Double?, frameWidth: Int) -> String {
+    public static func gateLineText(_ gateX: Double?, frameWidth: Int, movedOnPage: Bool = false) -> String {
+        if let x = gateX, movedOnPage { return "\(x) px of \(frameWidth) (moved on the camera view; it overrides gate_x)" }
         if let x = gateX { return "\(x) px of \(frameWidth) (gate_x in the settings file)" }
         return "\(Double(frameWidth) / 2) px of \(frameWidth) (the middle of the frame; gate_x in the settings file moves it)"
     }

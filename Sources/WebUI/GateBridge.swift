@@ -21,6 +21,8 @@ public enum GateCommand: Sendable, Hashable {
     /// runs), and starts again.
     case pauseDetection
     case resumeDetection
+    /// The detector's gate line, in camera pixels (moved on the camera view).
+    case setGateLine(Double)
 }
 
 /// The roles a race host can give a gate, as the page and the API name them.

@@ -250,6 +250,23 @@ public struct WebServer: Sendable {
             }
             return try s.enqueue(.start)
         }
+        // The gate line, dragged on the camera view: camera pixels, within the frame.
+        router.put("/api/gate-line") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            guard let x = body["x"] as? Double, x.isFinite else { throw APIError.invalid("x", "the gate line's column in camera pixels is required") }
+            guard let picture = s.bridge.camera.picture else {
+                throw APIError(.serviceUnavailable, field: "camera", reason: "the camera view has no picture yet: open it, then move the line")
+            }
+            guard x >= 0, x < Double(picture.frameWidth) else {
+                throw APIError.invalid("x", "must be within the frame, 0 to \(picture.frameWidth - 1) camera pixels")
+            }
+            let phase = s.bridge.snapshot.read().snapshot.phase
+            if ["running", "starting", "holding", "in-frame"].contains(phase) {
+                throw APIError(.conflict, field: "phase", reason: "a run is under way (\(phase)); move the line between runs")
+            }
+            return try s.enqueue(.setGateLine(x))
+        }
         router.put("/api/config") { request, context in
             try s.requirePIN(request, context)
             let body = try await s.body(request, context)

@@ -60,8 +60,9 @@ struct RunCommand: ParsableCommand {
         }
     }
 
-    func runGate<Lines: LineInputs & LineOutputs & ~Copyable>(settings: GateSettings, lines: consuming Lines,
+    func runGate<Lines: LineInputs & LineOutputs & ~Copyable>(settings loaded: GateSettings, lines: consuming Lines,
                                                               log: Logger, level: Logger.Level) throws {
+        var settings = loaded
         let board = settings.board
         let notify = SystemdNotify(environment: ProcessInfo.processInfo.environment)
         var camLog = Logger(label: "sprintgate.camera")
@@ -120,6 +121,12 @@ struct RunCommand: ParsableCommand {
             }
         }
         let width = camera.mode?.width ?? request.width, height = camera.mode?.height ?? request.height
+        // The line as last moved on the page wins over the settings file's gate_x.
+        let movedOnPage = GateLineFile.load(directory: settings.stateDirectory, frameWidth: width)
+        if let x = movedOnPage {
+            settings.gateX = x
+            log.notice("gate line at x \(x) as moved on the page (\(GateLineFile.path(directory: settings.stateDirectory))); it overrides gate_x")
+        }
         let detector = PhotoFinishDetector(config: settings.detectorConfig(width: width), inputWidth: width, inputHeight: height)
         var audioLog = Logger(label: "sprintgate.audio")
         audioLog.logLevel = level
@@ -143,7 +150,8 @@ struct RunCommand: ParsableCommand {
         storage.installPhotoFinish(on: &loop, width: width, height: height, gateX: settings.detectorConfig(width: width).gateX,
                                    fps: Double(board.camera.fps), log: log)
         let web = webPort == 0 ? nil : WebGate.startForGate(settings: settings, host: webHost, port: webPort, wakeFD: epoll.wakeFD,
-                                                     cameraMode: "\(width)x\(height)", frameWidth: width, book: storage.book, level: level)
+                                                     cameraMode: "\(width)x\(height)", frameWidth: width, movedOnPage: movedOnPage != nil,
+                                                     book: storage.book, level: level)
         _ = web?.installCameraView(on: &loop, width: width, height: height, fps: Double(board.camera.fps),
                                     gateX: settings.detectorConfig(width: width).gateX)
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,

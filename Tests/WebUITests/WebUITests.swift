@@ -90,6 +90,36 @@ import Testing
         }
     }
 
+    /// Moving the gate line: with the PIN, a column within the camera's frame, between runs.
+    @Test func theGateLineMovesWithinTheFrameBetweenRuns() async throws {
+        let f = Fixture()
+        try await f.app().test(.router) { client in
+            let body = { (x: Double) in ByteBuffer(string: "{\"x\": \(x)}") }
+            try await client.execute(uri: "/api/gate-line", method: .put, body: body(100)) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/api/gate-line", method: .put, headers: pinHeader, body: body(100)) { r in
+                #expect(r.status == .serviceUnavailable && r.errorField == "camera")
+            }
+            f.bridge.camera.connect {}
+            f.bridge.camera.publish(CameraPicture(jpeg: tinyJPEG, width: 320, height: 180, frameWidth: 1280, frameHeight: 720,
+                                                  gateX: 640, sequence: 1, time: MonotonicInstant(nanoseconds: monotonicNowNs())))
+            for bad in ["{\"x\": 1280}", "{\"x\": -1}", "{\"x\": \"left\"}", "{}"] {
+                try await client.execute(uri: "/api/gate-line", method: .put, headers: pinHeader, body: ByteBuffer(string: bad)) { r in
+                    #expect(r.status == .badRequest && r.errorField == "x", "\(bad)")
+                }
+            }
+            f.bridge.snapshot.update { $0.phase = "running" }
+            try await client.execute(uri: "/api/gate-line", method: .put, headers: pinHeader, body: body(300)) { r in
+                #expect(r.status == .conflict && r.errorField == "phase")
+            }
+            f.bridge.snapshot.update { $0.phase = "armed" }
+            try await client.execute(uri: "/api/gate-line", method: .put, headers: pinHeader, body: body(412.5)) { r in
+                #expect(r.status == .accepted)
+            }
+        }
+        #expect(f.bridge.commands.pop() == .setGateLine(412.5))
+        #expect(f.bridge.commands.pop() == nil)
+    }
+
     @Test func unknownRouteIsJSON404() async throws {
         try await Fixture().app().test(.router) { client in
             try await client.execute(uri: "/api/nope", method: .get) { r in

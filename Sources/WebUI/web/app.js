@@ -207,7 +207,7 @@ function showGatePhoto(id, gate) {
 
 // The camera view: a picture every quarter second while shown, the gate line drawn over
 // it where the detector has it; the gate copies frames only while somebody watches.
-const cameraView = { timer: 0, shown: false, frames: 0, line: false };
+const cameraView = { timer: 0, shown: false, frames: 0, line: false, info: null, dragging: false };
 async function cameraStep() {
   if (!cameraView.shown) return;
   const img = $("camera-view");
@@ -217,7 +217,9 @@ async function cameraStep() {
     if (!cameraView.line) {
       try {
         const c = await api("GET", "/api/camera");
-        $("camera-line").style.left = (100 * (c.gateX + 0.5) / c.frameWidth) + "%"; cameraView.line = true;
+        cameraView.info = c;
+        if (!cameraView.dragging) $("camera-line").style.left = (100 * (c.gateX + 0.5) / c.frameWidth) + "%";
+        cameraView.line = true;
       } catch (e) { /* The next picture tries again. */ }
     }
     $("camera-note").textContent = "Live, " + next.naturalWidth + "×" + next.naturalHeight + "; the red line is the gate.";
@@ -237,6 +239,28 @@ async function toggleCamera() {
   if (!cameraView.shown) { $("camera-note").textContent = ""; return; }
   $("camera-note").textContent = "Asking the gate for pictures…";
   cameraStep();
+}
+
+// Drag the gate line on the camera view (with the PIN): let go, and the gate moves its
+// line there between runs and keeps it for the next start.
+function wireGateLineDrag() {
+  const box = $("camera-box"), line = $("camera-line");
+  const fraction = (e) => { const r = box.getBoundingClientRect(); return Math.min(Math.max((e.clientX - r.left) / r.width, 0), 0.9999); };
+  box.onpointerdown = (e) => {
+    if (!cameraView.info) return;
+    if (!state.pin) { say("Enter the gate's PIN to move the gate line.", true); return; }
+    cameraView.dragging = true; line.style.left = (100 * fraction(e)) + "%"; e.preventDefault();
+    try { box.setPointerCapture(e.pointerId); } catch (err) { /* The drag still follows the box. */ }
+  };
+  box.onpointermove = (e) => { if (cameraView.dragging) line.style.left = (100 * fraction(e)) + "%"; };
+  box.onpointerup = async (e) => {
+    if (!cameraView.dragging) return;
+    const w = cameraView.info.frameWidth;
+    const x = Math.max(0, Math.min(w - 1, Math.round((fraction(e) * w - 0.5) * 2) / 2));
+    await control("PUT", "/api/gate-line", { x }, "Gate line moved to x " + x + " of " + w + "; the gate learns the background again.");
+    cameraView.dragging = false; cameraView.line = false;
+  };
+  box.onpointercancel = () => { cameraView.dragging = false; cameraView.line = false; };
 }
 
 function connect() {
@@ -323,7 +347,7 @@ function wire() {
     if ($("peer-distance").value === "" || !isFinite(d)) { say("Distance: metres from the start line.", true); return; }
     control("PUT", "/api/peers/" + $("peer-gate").value, { role: $("peer-role").value, distance: d }, "Gate role sent to the race.");
   };
-  $("btn-camera").onclick = toggleCamera;
+  $("btn-camera").onclick = toggleCamera; wireGateLineDrag();
   $("btn-start").onclick = () => control("POST", "/api/start", undefined, "Starting.");
   $("btn-pause").onclick = () => control("POST", "/api/pause", undefined, "Gates paused: crossings are not timed.");
   $("btn-resume").onclick = () => control("POST", "/api/resume", undefined, "Gates timing again.");
