@@ -5,7 +5,7 @@ public import GateCore
 
 /// The eight colours an athlete can wear on the web page (chips, chart lines).
 public enum AthleteColour: String, Sendable, Hashable, Codable, CaseIterable {
-    case red, orange, yellow, green, teal, blue, purple, pink
+    case red, orange, yellow, green, blue, purple, pink, gray
 }
 
 /// An athlete's gender as the coach records it; `unspecified` when not given.

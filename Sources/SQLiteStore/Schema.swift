@@ -9,6 +9,7 @@ enum Schema {
     static let v2 = "v2-photos-bests-presets"
     static let v3 = "v3-gate-photos"
     static let v4 = "v4-gate-frames"
+    static let v5 = "v5-athlete-colours"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -145,6 +146,10 @@ enum Schema {
                     PRIMARY KEY (run_id, gate_index, position)
                 );
                 """)
+        }
+        m.registerMigration(v5) { db in
+            // The reference app's eight colours have gray where v1 had teal.
+            try db.execute(sql: "UPDATE athletes SET colour = 'gray' WHERE colour = 'teal'")
         }
         return m
     }

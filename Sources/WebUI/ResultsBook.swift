@@ -99,11 +99,32 @@ public struct RunRecord: Sendable, Hashable, Codable {
 }
 
 public struct Athlete: Sendable, Hashable, Codable {
+    /// The reference app's eight colours.
+    public static let colours = ["red", "orange", "yellow", "green", "blue", "purple", "pink", "gray"]
+    public static let genders = ["female", "male", "other", "unspecified"]
+
     public var id: Int64
     public var name: String
-    public init(id: Int64, name: String) {
+    public var nickname: String?
+    /// One of `colours`.
+    public var colour: String
+    /// `YYYY-MM-DD`, or nil.
+    public var birthdate: String?
+    /// One of `genders`.
+    public var gender: String
+    public init(id: Int64, name: String, nickname: String? = nil, colour: String = "blue", birthdate: String? = nil,
+                gender: String = "unspecified") {
         self.id = id
         self.name = name
+        self.nickname = nickname
+        self.colour = colour
+        self.birthdate = birthdate
+        self.gender = gender
+    }
+
+    /// Whether `q` (already lowercased) is in the name or nickname.
+    public func matches(_ q: String) -> Bool {
+        q.isEmpty || name.lowercased().contains(q) || (nickname?.lowercased().contains(q) ?? false)
     }
 }
 
@@ -149,7 +170,12 @@ public protocol ResultsBook: Sendable {
     func run(id: Int64) throws(ResultsBookError) -> RunRecord
     func delete(id: Int64) throws(ResultsBookError)
     func athletes() throws(ResultsBookError) -> [Athlete]
-    func addAthlete(name: String) throws(ResultsBookError) -> Athlete
+    /// Adds `athlete` (its id is ignored); a name already taken (any case) is a conflict.
+    func addAthlete(_ athlete: Athlete) throws(ResultsBookError) -> Athlete
+    /// Replaces the details of the athlete with `athlete.id`.
+    func updateAthlete(_ athlete: Athlete) throws(ResultsBookError)
+    /// Deletes an athlete; their runs stay, without an athlete.
+    func deleteAthlete(id: Int64) throws(ResultsBookError)
     /// The athlete the next finished run is credited to, or nil to clear.
     func assignNextRun(athleteID: Int64?) throws(ResultsBookError)
     func nextRunAthlete() -> Athlete?
@@ -276,17 +302,42 @@ public final class MemoryResultsBook: ResultsBook {
         state.withLock { $0.athletes }.sorted { $0.name.lowercased() < $1.name.lowercased() }
     }
 
-    public func addAthlete(name: String) throws(ResultsBookError) -> Athlete {
+    public func addAthlete(_ athlete: Athlete) throws(ResultsBookError) -> Athlete {
         let result: Result<Athlete, ResultsBookError> = state.withLock { s in
-            if s.athletes.contains(where: { $0.name.lowercased() == name.lowercased() }) {
-                return .failure(ResultsBookError(.conflict, field: "name", reason: "an athlete named \(name) exists"))
+            if s.athletes.contains(where: { $0.name.lowercased() == athlete.name.lowercased() }) {
+                return .failure(ResultsBookError(.conflict, field: "name", reason: "an athlete named \(athlete.name) exists"))
             }
-            let a = Athlete(id: s.nextAthleteID, name: name)
+            var a = athlete
+            a.id = s.nextAthleteID
             s.nextAthleteID += 1
             s.athletes.append(a)
             return .success(a)
         }
         return try result.get()
+    }
+
+    public func updateAthlete(_ athlete: Athlete) throws(ResultsBookError) {
+        let result: Result<Void, ResultsBookError> = state.withLock { s in
+            guard let i = s.athletes.firstIndex(where: { $0.id == athlete.id }) else {
+                return .failure(ResultsBookError(.notFound, field: "id", reason: "no athlete \(athlete.id)"))
+            }
+            if s.athletes.contains(where: { $0.id != athlete.id && $0.name.lowercased() == athlete.name.lowercased() }) {
+                return .failure(ResultsBookError(.conflict, field: "name", reason: "an athlete named \(athlete.name) exists"))
+            }
+            s.athletes[i] = athlete
+            return .success(())
+        }
+        try result.get()
+    }
+
+    public func deleteAthlete(id: Int64) throws(ResultsBookError) {
+        let removed = state.withLock { s -> Bool in
+            guard let i = s.athletes.firstIndex(where: { $0.id == id }) else { return false }
+            s.athletes.remove(at: i)
+            if s.nextRun == id { s.nextRun = nil }
+            return true
+        }
+        if !removed { throw ResultsBookError(.notFound, field: "id", reason: "no athlete \(id)") }
     }
 
     public func assignNextRun(athleteID: Int64?) throws(ResultsBookError) {

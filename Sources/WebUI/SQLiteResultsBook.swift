@@ -127,17 +127,55 @@ public final class SQLiteResultsBook: ResultsBook {
     }
 
     public func athletes() throws(ResultsBookError) -> [Athlete] {
-        try map { () throws(StoreError) in try store.athletes() }.compactMap { a in a.id.map { Athlete(id: $0, name: a.name) } }
+        try map { () throws(StoreError) in try store.athletes() }.compactMap(Self.athlete)
     }
 
-    public func addAthlete(name: String) throws(ResultsBookError) -> Athlete {
+    static func athlete(_ a: StoredAthlete) -> Athlete? {
+        a.id.map { Athlete(id: $0, name: a.name, nickname: a.nickname, colour: a.colour.rawValue, birthdate: a.birthdate?.description,
+                           gender: a.gender.rawValue) }
+    }
+
+    /// The store's form of `a`; the route has checked colour, date and gender already.
+    static func stored(_ a: Athlete, id: Int64?) throws(ResultsBookError) -> StoredAthlete {
+        guard let colour = AthleteColour(rawValue: a.colour) else {
+            throw ResultsBookError(.invalid, field: "colour", reason: "one of \(Athlete.colours.joined(separator: ", "))")
+        }
+        guard let gender = AthleteGender(rawValue: a.gender) else {
+            throw ResultsBookError(.invalid, field: "gender", reason: "one of \(Athlete.genders.joined(separator: ", "))")
+        }
+        var birth: CalendarDate?
+        if let b = a.birthdate {
+            guard let d = CalendarDate(b) else { throw ResultsBookError(.invalid, field: "birthdate", reason: "a date YYYY-MM-DD") }
+            birth = d
+        }
+        return StoredAthlete(id: id, name: a.name, nickname: a.nickname, colour: colour, birthdate: birth, gender: gender)
+    }
+
+    private func nameTaken(_ name: String, by other: Int64?) throws(ResultsBookError) {
         let existing = try map { () throws(StoreError) in try store.athletes() }
-        if existing.contains(where: { $0.name.lowercased() == name.lowercased() }) {
+        if existing.contains(where: { $0.id != other && $0.name.lowercased() == name.lowercased() }) {
             throw ResultsBookError(.conflict, field: "name", reason: "an athlete named \(name) exists")
         }
-        let a = try map { () throws(StoreError) in try store.addAthlete(StoredAthlete(name: name)) }
+    }
+
+    public func addAthlete(_ athlete: Athlete) throws(ResultsBookError) -> Athlete {
+        try nameTaken(athlete.name, by: nil)
+        let s = try Self.stored(athlete, id: nil)
+        let a = try map { () throws(StoreError) in try store.addAthlete(s) }
         changes.add(1, ordering: .relaxed)
-        return Athlete(id: a.id ?? 0, name: a.name)
+        return Self.athlete(a) ?? athlete
+    }
+
+    public func updateAthlete(_ athlete: Athlete) throws(ResultsBookError) {
+        try nameTaken(athlete.name, by: athlete.id)
+        let s = try Self.stored(athlete, id: athlete.id)
+        try map { () throws(StoreError) in try store.updateAthlete(s) }
+        changes.add(1, ordering: .relaxed)
+    }
+
+    public func deleteAthlete(id: Int64) throws(ResultsBookError) {
+        try map { () throws(StoreError) in try store.deleteAthlete(id: id) }
+        changes.add(1, ordering: .relaxed)
     }
 
     public func assignNextRun(athleteID: Int64?) throws(ResultsBookError) {
@@ -148,8 +186,8 @@ public final class SQLiteResultsBook: ResultsBook {
     }
 
     public func nextRunAthlete() -> Athlete? {
-        guard let a = try? store.nextRunAthlete(), let id = a.id else { return nil }
-        return Athlete(id: id, name: a.name)
+        guard let a = try? store.nextRunAthlete() else { return nil }
+        return Self.athlete(a)
     }
 
     /// Personal bests (all seasons) per athlete and course, as their runs.

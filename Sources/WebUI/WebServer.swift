@@ -8,6 +8,7 @@ public import HummingbirdWebSocket
 public import Logging
 public import NIOCore
 import HTTPTypes
+import SQLiteStore
 
 /// Request context: remembers the client's address for the PIN limiter.
 public struct WebContext: RequestContext, RemoteAddressRequestContext {
@@ -148,8 +149,10 @@ public struct WebServer: Sendable {
             return try s.json(CameraInfo(width: p.width, height: p.height, frameWidth: p.frameWidth, frameHeight: p.frameHeight,
                                          gateX: p.gateX, sequence: p.sequence))
         }
-        router.get("/api/athletes") { _, _ in
-            do { return try s.json(try s.book.athletes()) } catch { throw apiError(error) }
+        router.get("/api/athletes") { request, _ in
+            // `q`: name or nickname contains, any case.
+            let q = (request.uri.queryParameters["q"].map(String.init) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+            do { return try s.json(try s.book.athletes().filter { $0.matches(q) }) } catch { throw apiError(error) }
         }
         router.get("/api/results") { request, _ in
             let q = try s.historyQuery(request.uri.queryParameters)
@@ -321,18 +324,30 @@ public struct WebServer: Sendable {
         }
         router.post("/api/athletes") { request, context in
             try s.requirePIN(request, context)
-            let body = try await s.body(request, context)
-            guard let raw = body["name"] as? String else { throw APIError.invalid("name", "a name is required") }
-            let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !name.isEmpty else { throw APIError.invalid("name", "the name is empty") }
-            guard name.count <= 60 else { throw APIError.invalid("name", "at most 60 characters") }
-            guard !name.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
-                throw APIError.invalid("name", "control characters are not allowed")
-            }
+            let athlete = try s.athlete(try await s.body(request, context), id: 0)
             do {
-                let a = try s.book.addAthlete(name: name)
+                let a = try s.book.addAthlete(athlete)
                 s.hub.bookChanged()
                 return try s.json(a, status: .created)
+            } catch { throw apiError(error) }
+        }
+        router.put("/api/athletes/:id") { request, context in
+            try s.requirePIN(request, context)
+            let id = try s.runID(context)
+            let athlete = try s.athlete(try await s.body(request, context), id: id)
+            do {
+                try s.book.updateAthlete(athlete)
+                s.hub.bookChanged()
+                return try s.json(athlete)
+            } catch { throw apiError(error) }
+        }
+        router.delete("/api/athletes/:id") { request, context in
+            try s.requirePIN(request, context)
+            let id = try s.runID(context)
+            do {
+                try s.book.deleteAthlete(id: id)
+                s.hub.bookChanged()
+                return Response(status: .noContent)
             } catch { throw apiError(error) }
         }
         router.put("/api/next-athlete") { request, context in
@@ -458,6 +473,43 @@ public struct WebServer: Sendable {
     func jpeg(_ bytes: [UInt8]) -> Response {
         Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=86400"],
                  body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// An athlete from a request body: `name` (required, 1–60 characters), `nickname`
+    /// (at most 30), `colour` (one of the eight), `birthdate` (YYYY-MM-DD, not in the
+    /// future), `gender`; absent optional fields are cleared, colour and gender default.
+    func athlete(_ body: [String: Any], id: Int64) throws -> Athlete {
+        func text(_ key: String, max: Int, required: Bool) throws -> String? {
+            guard let v = body[key], !(v is NSNull) else {
+                if required { throw APIError.invalid(key, "a \(key) is required") }
+                return nil
+            }
+            guard let raw = v as? String else { throw APIError.invalid(key, "must be text") }
+            let t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if t.isEmpty {
+                if required { throw APIError.invalid(key, "the \(key) is empty") }
+                return nil
+            }
+            guard t.count <= max else { throw APIError.invalid(key, "at most \(max) characters") }
+            guard !t.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+                throw APIError.invalid(key, "control characters are not allowed")
+            }
+            return t
+        }
+        let name = try text("name", max: 60, required: true) ?? ""
+        let nickname = try text("nickname", max: 30, required: false)
+        let colour = try text("colour", max: 10, required: false) ?? "blue"
+        guard Athlete.colours.contains(colour) else { throw APIError.invalid("colour", "one of \(Athlete.colours.joined(separator: ", "))") }
+        let gender = try text("gender", max: 12, required: false) ?? "unspecified"
+        guard Athlete.genders.contains(gender) else { throw APIError.invalid("gender", "one of \(Athlete.genders.joined(separator: ", "))") }
+        let birthdate = try text("birthdate", max: 10, required: false)
+        if let b = birthdate {
+            guard let d = CalendarDate(b) else { throw APIError.invalid("birthdate", "a date YYYY-MM-DD") }
+            let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone.current, from: Date())
+            let today = CalendarDate(year: c.year ?? 2999, month: c.month ?? 12, day: c.day ?? 31)
+            guard today.map({ d <= $0 }) ?? true else { throw APIError.invalid("birthdate", "is in the future") }
+        }
+        return Athlete(id: id, name: name, nickname: nickname, colour: colour, birthdate: birthdate, gender: gender)
     }
 
     /// The `:gate` of a route: a gate's place on the course, 0...15.

@@ -10,7 +10,7 @@ import Testing
     @Test func opensInWALModeWithAllMigrations() throws {
         let dir = TempDir()
         let store = try openStore(dir)
-        #expect(try store.appliedMigrations() == ["v1-sessions-runs-athletes", "v2-photos-bests-presets", "v3-gate-photos", "v4-gate-frames"])
+        #expect(try store.appliedMigrations() == ["v1-sessions-runs-athletes", "v2-photos-bests-presets", "v3-gate-photos", "v4-gate-frames", "v5-athlete-colours"])
         #expect(try store.integrityCheck() == ["ok"])
         // WAL mode leaves a -wal file beside the database once something is written.
         _ = try store.write(sampleRun(seconds: 3.5, wall: wallMs(2026, 6, 1)))
@@ -31,7 +31,7 @@ import Testing
     @Test func writeAndReadBackEveryField() throws {
         let dir = TempDir()
         let store = try openStore(dir)
-        let athlete = try store.addAthlete(StoredAthlete(name: " Ada Runner ", nickname: "Ada", colour: .teal,
+        let athlete = try store.addAthlete(StoredAthlete(name: " Ada Runner ", nickname: "Ada", colour: .gray,
                                                          birthdate: CalendarDate("2008-02-29"), gender: .female))
         #expect(athlete.name == "Ada Runner")
         var run = sampleRun(seconds: 3.456, athlete: athlete.id, wall: wallMs(2026, 5, 2), preset: "flying-30m", notes: "windy")
@@ -52,7 +52,7 @@ import Testing
         #expect(back.run.sessionID == c.run.sessionID)
         #expect(back.athleteName == "Ada Runner")
         #expect(back.athleteNickname == "Ada")
-        #expect(back.athleteColour == .teal)
+        #expect(back.athleteColour == .gray)
         #expect(back.bests.personal)
         #expect(!back.hasPhoto)
         #expect(try store.presets() == [StoredPreset(id: "flying-30m", title: "Flying 30 m", distance: 30, startType: "flying")])

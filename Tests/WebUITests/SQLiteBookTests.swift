@@ -83,7 +83,7 @@ let tinyJPEG: [UInt8] = [
 @Suite struct SQLiteBookTests {
     @Test func committedRunAppearsInResultsWithItsPRFlag() async throws {
         let f = try StoreFixture()
-        let ana = try f.book.addAthlete(name: "Ana")
+        let ana = try f.book.addAthlete(Athlete(id: 0, name: "Ana"))
         let hub = f.server.hub
         let v0 = hub.refresh()
         try await f.app().test(.router) { client in
@@ -200,6 +200,54 @@ let tinyJPEG: [UInt8] = [
                 #expect((r.json["run"] as? [String: Any])?["hasPhoto"] as? Bool == true)
             }
         }
+    }
+
+    /// Athletes through the API on the SQLite book: created with every detail, found by
+    /// name or nickname, edited, refused when wrong, deleted (their runs stay).
+    @Test func athletesAreCreatedSearchedEditedAndDeleted() async throws {
+        let f = try StoreFixture()
+        try await f.app().test(.router) { client in
+            func send(_ method: HTTPRequest.Method, _ uri: String, _ json: String) async throws -> (HTTPResponse.Status, [String: Any], String?) {
+                try await client.execute(uri: uri, method: method, headers: pinHeader, body: ByteBuffer(string: json)) { r in
+                    (r.status, r.json, r.errorField)
+                }
+            }
+            let (status, ada, _) = try await send(.post, "/api/athletes",
+                #"{"name": " Ada Lovelace ", "nickname": "Countess", "colour": "gray", "birthdate": "2009-12-10", "gender": "female"}"#)
+            #expect(status == .created)
+            #expect(ada["name"] as? String == "Ada Lovelace" && ada["nickname"] as? String == "Countess")
+            #expect(ada["colour"] as? String == "gray" && ada["birthdate"] as? String == "2009-12-10" && ada["gender"] as? String == "female")
+            let id = try #require(ada["id"] as? Int)
+            _ = try await send(.post, "/api/athletes", #"{"name": "Bo"}"#)
+            for (json, field) in [(#"{"name": "ada lovelace"}"#, "name"), (#"{"name": ""}"#, "name"), (#"{"nickname": "x"}"#, "name"),
+                                  (#"{"name": "C", "colour": "teal"}"#, "colour"), (#"{"name": "C", "gender": "x"}"#, "gender"),
+                                  (#"{"name": "C", "birthdate": "2009-02-30"}"#, "birthdate"),
+                                  (#"{"name": "C", "birthdate": "2999-01-01"}"#, "birthdate"),
+                                  (#"{"name": "C", "nickname": "\#(String(repeating: "n", count: 31))"}"#, "nickname")] {
+                let (st, _, f) = try await send(.post, "/api/athletes", json)
+                #expect((st == .badRequest || st == .conflict) && f == field, "\(json): \(st) \(f ?? "")")
+            }
+            try await client.execute(uri: "/api/athletes?q=COUNT", method: .get) { r in
+                let list = (try? JSONSerialization.jsonObject(with: Data(r.body.readableBytesView))) as? [[String: Any]] ?? []
+                #expect(list.map { $0["name"] as? String } == ["Ada Lovelace"], "search by nickname, any case")
+            }
+            try await client.execute(uri: "/api/athletes?q=", method: .get) { r in
+                let list = (try? JSONSerialization.jsonObject(with: Data(r.body.readableBytesView))) as? [[String: Any]] ?? []
+                #expect(list.count == 2)
+            }
+            let (edited, body, _) = try await send(.put, "/api/athletes/\(id)", #"{"name": "Ada King", "colour": "purple"}"#)
+            #expect(edited == .ok && body["nickname"] == nil && body["colour"] as? String == "purple")
+            let stored = try #require(try f.store.athletes().first { $0.id == Int64(id) })
+            #expect(stored.name == "Ada King" && stored.colour == .purple && stored.nickname == nil && stored.birthdate == nil)
+            let (clash, _, clashField) = try await send(.put, "/api/athletes/\(id)", #"{"name": "bo"}"#)
+            #expect(clash == .conflict && clashField == "name")
+            let (missing, _, _) = try await send(.put, "/api/athletes/999", #"{"name": "Zed"}"#)
+            #expect(missing == .notFound)
+            try await client.execute(uri: "/api/athletes/\(id)", method: .delete) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/api/athletes/\(id)", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            try await client.execute(uri: "/api/athletes/\(id)", method: .delete, headers: pinHeader) { r in #expect(r.status == .notFound) }
+        }
+        #expect(try f.store.athletes().map(\.name) == ["Bo"])
     }
 
     /// A race's gates' images, stored through SQLite (migration v3), listed with the run

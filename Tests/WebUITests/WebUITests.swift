@@ -429,7 +429,7 @@ import Testing
 
     @Test func historyFiltersSortsSearchesAndValidates() async throws {
         let f = Fixture()
-        let bo = try f.book.addAthlete(name: "Bo")
+        let bo = try f.book.addAthlete(Athlete(id: 0, name: "Bo"))
         for (i, t) in [3.5, 3.1, 3.3].enumerated() {
             if i == 1 { try f.book.assignNextRun(athleteID: bo.id) }
             _ = try f.book.record(f.run(t, at: 1_700_000_000 + Double(i) * 86_400))
@@ -484,7 +484,7 @@ import Testing
 
     @Test func exportsAndPhoto() async throws {
         let f = Fixture()
-        let ada = try f.book.addAthlete(name: "=Ada, \"the\" fast")
+        let ada = try f.book.addAthlete(Athlete(id: 0, name: "=Ada, \"the\" fast"))
         try f.book.assignNextRun(athleteID: ada.id)
         let r1 = try f.book.record(f.run(3.0))
         _ = try f.book.record(f.run(7.5, preset: "60m"))

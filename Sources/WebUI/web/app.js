@@ -291,7 +291,59 @@ async function loadSettings() {
   for (const [k, v] of rows) { const tr = el("tr"); tr.append(el("th", k), el("td", v)); tb.append(tr); }
 }
 
+const athleteColours = ["red", "orange", "yellow", "green", "blue", "purple", "pink", "gray"];
+
+// The athletes list: colour, name, nickname, age and gender, found by name or nickname;
+// edit and delete with the PIN.
+async function showAthletes() {
+  const q = $("a-q").value.trim();
+  let list;
+  try { list = await api("GET", "/api/athletes" + (q ? "?q=" + encodeURIComponent(q) : "")); } catch (e) { say(e.message, true); return; }
+  const ul = $("athletes"); ul.replaceChildren();
+  for (const a of list) {
+    const li = el("li"); li.dataset.athlete = String(a.id);
+    li.append(el("span", undefined, "swatch " + a.colour), el("strong", a.name));
+    if (a.nickname) li.append(el("span", "“" + a.nickname + "”", "small"));
+    const facts = [];
+    if (a.birthdate) {
+      const b = new Date(a.birthdate + "T12:00:00"), now = new Date();
+      let age = now.getFullYear() - b.getFullYear();
+      if (now.getMonth() < b.getMonth() || (now.getMonth() === b.getMonth() && now.getDate() < b.getDate())) age--;
+      facts.push(age + " years");
+    }
+    if (a.gender !== "unspecified") facts.push(a.gender);
+    if (facts.length) li.append(el("span", facts.join(", "), "small"));
+    const edit = el("button", "Edit"); edit.onclick = () => editAthlete(a); li.append(edit);
+    const del = el("button", "Delete"); del.onclick = async () => {
+      if (!confirm("Delete " + a.name + "? Their runs stay, without a name.")) return;
+      await control("DELETE", "/api/athletes/" + a.id, undefined, "Deleted " + a.name + ".");
+      await loadAthletes();
+    };
+    li.append(del); ul.append(li);
+  }
+  if (!list.length) ul.append(el("li", q ? "Nobody matches." : "No athletes yet.", "small"));
+}
+
+function editAthlete(a) {
+  if (!state.pin) { say("Enter the gate's PIN first.", true); $("pin").focus(); return; }
+  const d = $("athlete-dialog");
+  $("athlete-title").textContent = a ? "Edit " + a.name : "New athlete";
+  $("a-name").value = a ? a.name : ""; $("a-nickname").value = a && a.nickname ? a.nickname : "";
+  $("a-colour").value = a ? a.colour : "blue"; $("a-birthdate").value = a && a.birthdate ? a.birthdate : "";
+  $("a-gender").value = a ? a.gender : "unspecified";
+  d.onclose = async () => {
+    if (d.returnValue !== "save") return;
+    const body = { name: $("a-name").value, nickname: $("a-nickname").value || null, colour: $("a-colour").value,
+      birthdate: $("a-birthdate").value || null, gender: $("a-gender").value };
+    const done = a ? await control("PUT", "/api/athletes/" + a.id, body, "Saved " + body.name + ".")
+      : await control("POST", "/api/athletes", body, "Added " + body.name + ".");
+    if (done) await loadAthletes();
+  };
+  d.returnValue = ""; d.showModal();
+}
+
 async function loadAthletes() {
+  showAthletes();
   const list = await api("GET", "/api/athletes").catch(() => []);
   for (const id of ["sel-athlete", "h-athlete"]) {
     const sel = $(id), keep = sel.value; sel.replaceChildren(new Option(id === "h-athlete" ? "All athletes" : "— nobody —", ""));
@@ -355,11 +407,10 @@ function wire() {
   $("sel-start").onchange = (e) => control("PUT", "/api/config", { startType: e.target.value }, "Start type set.");
   $("sel-preset").onchange = (e) => { if (e.target.value) control("PUT", "/api/config", { preset: e.target.value }, "Preset set."); };
   $("sel-athlete").onchange = (e) => control("PUT", "/api/next-athlete", { athleteId: e.target.value ? Number(e.target.value) : null }, "Next run assigned.");
-  $("btn-add-athlete").onclick = async () => {
-    const name = prompt("Athlete's name"); if (!name) return;
-    const a = await control("POST", "/api/athletes", { name }, "Added " + name + ".");
-    if (a) { await loadAthletes(); }
-  };
+  $("btn-add-athlete").onclick = () => editAthlete(null);
+  $("btn-new-athlete").onclick = () => editAthlete(null);
+  for (const c of athleteColours) $("a-colour").append(new Option(c, c));
+  $("a-q").oninput = () => showAthletes();
   $("btn-pin").onclick = async () => {
     const p = $("pin").value.trim();
     try { state.pin = ""; await api("POST", "/api/pin", { pin: p }); setPin(p); say("Unlocked."); $("pin").value = ""; }
