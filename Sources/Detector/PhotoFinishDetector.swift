@@ -510,6 +510,18 @@ extension PhotoFinishDetector {
         body(cur, bg, dev, mask)
     }
 
+    /// Bodies found in the last frame (for the camera view's overlay; no allocation).
+    public var bodyCount: Int { blobCount }
+
+    /// Body `i` of the last frame in input pixels (left and top inclusive, right and
+    /// bottom exclusive); `small`: shorter than the crossing height, never timed;
+    /// `vehicle`: far longer than tall, never timed.
+    public func bodyBox(_ i: Int) -> (left: Int, top: Int, right: Int, bottom: Int, small: Bool, vehicle: Bool) {
+        precondition(i >= 0 && i < blobCount, "body index out of range")
+        let b = blobs[i], s = geometry.scale
+        return (b.left * s, b.top * s, (b.right + 1) * s, (b.bottom + 1) * s, b.small, b.vehicle)
+    }
+
     /// The last frame's bodies (allocates; for debug dumps only).
     public var debugBodies: [DetectorBodyView] {
         (0..<blobCount).map { i in

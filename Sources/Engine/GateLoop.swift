@@ -91,7 +91,15 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             detector.process(view, into: &detection)
             // The gate column and thumbnail are copied before the buffer goes back.
             photoFinish?.record(view)
-            preview?.offer(view)
+            if let preview, preview.offer(view) {
+                // The picture's overlay: what the detector saw in this frame.
+                var i = 0
+                while i < detector.bodyCount, i < FramePreview.maxBodies {
+                    let b = detector.bodyBox(i)
+                    preview.addBody(left: b.left, top: b.top, right: b.right, bottom: b.bottom, small: b.small, vehicle: b.vehicle)
+                    i += 1
+                }
+            }
             camera.release(lease)
             lastStatus = detection.status
             if let c = detection.crossing {

@@ -52,7 +52,11 @@ public final class CameraView: @unchecked Sendable {
                 do {
                     let jpeg = try PhotoFinishJPEG.encode(luma: p.pixels, width: p.width, height: p.height)
                     feed.publish(CameraPicture(jpeg: jpeg, width: p.width, height: p.height, frameWidth: preview.frameWidth,
-                                               frameHeight: preview.frameHeight, gateX: self.gateX, sequence: p.sequence, time: p.time))
+                                               frameHeight: preview.frameHeight, gateX: self.gateX, sequence: p.sequence, time: p.time,
+                                               bodies: p.bodies.map {
+                                                   CameraBody(left: $0.left, top: $0.top, right: $0.right, bottom: $0.bottom,
+                                                              kind: $0.vehicle ? "vehicle" : $0.small ? "small" : "person")
+                                               }))
                     encodedCount.add(1, ordering: .relaxed)
                 } catch {
                     if failedCount.add(1, ordering: .relaxed).newValue == 1 { log.error("camera view: \(error)") }

@@ -45,6 +45,12 @@ public final class FramePreview: @unchecked Sendable {
     private let wantedUntil: UnsafeMutablePointer<Atomic<Int64>>
     private let counters: UnsafeMutablePointer<Atomic<UInt64>>
     private let pixels: UnsafeMutablePointer<UInt8>
+    /// Bodies the detector saw in the picture's first frame: four corners each (input
+    /// pixels) and a kind (0 person, 1 small, 2 vehicle). Loop thread while filling.
+    public static let maxBodies = 8
+    private let boxes: UnsafeMutablePointer<Int32>
+    private let kinds: UnsafeMutablePointer<UInt8>
+    private var boxCount = 0
     /// Loop-thread only.
     private var nextDue: Int64 = .min
     private var slotTime: Int64 = 0
@@ -72,6 +78,10 @@ public final class FramePreview: @unchecked Sendable {
         (counters + 1).initialize(to: Atomic(0))
         pixels = .allocate(capacity: width * height)
         pixels.initialize(repeating: 0, count: width * height)
+        boxes = .allocate(capacity: Self.maxBodies * 4)
+        boxes.initialize(repeating: 0, count: Self.maxBodies * 4)
+        kinds = .allocate(capacity: Self.maxBodies)
+        kinds.initialize(repeating: 0, count: Self.maxBodies)
     }
 
     deinit {
@@ -82,6 +92,8 @@ public final class FramePreview: @unchecked Sendable {
         counters.deinitialize(count: 2)
         counters.deallocate()
         pixels.deallocate()
+        boxes.deallocate()
+        kinds.deallocate()
     }
 
     /// Pictures copied for the viewers.
@@ -102,20 +114,24 @@ public final class FramePreview: @unchecked Sendable {
 
     /// Loop thread, every frame before it goes back to the camera: copies the next band
     /// of a picture being filled, or starts one when a viewer is watching, one is due and
-    /// the slot is free.
-    public func offer(_ frame: borrowing FrameView) {
+    /// the slot is free. Returns true when this frame started a picture: the caller may
+    /// then add the bodies seen in it (`addBody`).
+    @discardableResult
+    public func offer(_ frame: borrowing FrameView) -> Bool {
         let t = frame.timestamp.nanoseconds
-        guard frame.width == frameWidth, frame.height == frameHeight else { return }
-        if band == 0 {
-            guard t <= wantedUntil.pointee.load(ordering: .relaxed), t >= nextDue else { return }
+        guard frame.width == frameWidth, frame.height == frameHeight else { return false }
+        let started = band == 0
+        if started {
+            guard t <= wantedUntil.pointee.load(ordering: .relaxed), t >= nextDue else { return false }
             nextDue = t + interval.nanoseconds
             let r = state.pointee.compareExchange(expected: Self.free, desired: Self.filling, ordering: .acquiring)
             guard r.exchanged else {
                 (counters + 1).pointee.add(1, ordering: .relaxed)
-                return
+                return false
             }
             slotTime = t
             slotSequence = frame.sequence
+            boxCount = 0
         }
         let step = frame.format.lumaStep
         let bpr = frame.bytesPerRow
@@ -130,10 +146,39 @@ public final class FramePreview: @unchecked Sendable {
             out += width
         }
         band += 1
-        guard band == bands else { return }
-        band = 0
-        counters.pointee.add(1, ordering: .relaxed)
-        state.pointee.store(Self.ready, ordering: .releasing)
+        if band == bands {
+            band = 0
+            counters.pointee.add(1, ordering: .relaxed)
+            state.pointee.store(Self.ready, ordering: .releasing)
+        }
+        return started
+    }
+
+    /// Loop thread, right after `offer` returned true: a body the detector saw in that
+    /// frame, input pixels; beyond `maxBodies` they are left out.
+    public func addBody(left: Int, top: Int, right: Int, bottom: Int, small: Bool, vehicle: Bool) {
+        guard boxCount < Self.maxBodies else { return }
+        let b = boxes + boxCount * 4
+        b[0] = Int32(clamping: left)
+        b[1] = Int32(clamping: top)
+        b[2] = Int32(clamping: right)
+        b[3] = Int32(clamping: bottom)
+        kinds[boxCount] = vehicle ? 2 : small ? 1 : 0
+        boxCount += 1
+    }
+
+    /// A body in a picture, input pixels.
+    public struct Body: Sendable, Hashable {
+        public var left: Int, top: Int, right: Int, bottom: Int
+        public var small: Bool, vehicle: Bool
+        public init(left: Int, top: Int, right: Int, bottom: Int, small: Bool, vehicle: Bool) {
+            self.left = left
+            self.top = top
+            self.right = right
+            self.bottom = bottom
+            self.small = small
+            self.vehicle = vehicle
+        }
     }
 
     /// A picture ready for the viewers, taken off the slot.
@@ -145,6 +190,8 @@ public final class FramePreview: @unchecked Sendable {
         /// The frame's timestamp, CLOCK_MONOTONIC, and its driver sequence number.
         public var time: MonotonicInstant
         public var sequence: UInt64
+        /// What the detector saw in the first band's frame.
+        public var bodies: [Body]
     }
 
     /// Encoder thread: the waiting picture, if any, which frees the slot.
@@ -152,7 +199,12 @@ public final class FramePreview: @unchecked Sendable {
         let r = state.pointee.compareExchange(expected: Self.ready, desired: Self.reading, ordering: .acquiring)
         guard r.exchanged else { return nil }
         let picture = Picture(pixels: Array(UnsafeBufferPointer(start: pixels, count: width * height)), width: width, height: height,
-                              time: MonotonicInstant(nanoseconds: slotTime), sequence: slotSequence)
+                              time: MonotonicInstant(nanoseconds: slotTime), sequence: slotSequence,
+                              bodies: (0..<boxCount).map { i in
+                                  let b = boxes + i * 4
+                                  return Body(left: Int(b[0]), top: Int(b[1]), right: Int(b[2]), bottom: Int(b[3]),
+                                              small: kinds[i] == 1, vehicle: kinds[i] == 2)
+                              })
         state.pointee.store(Self.free, ordering: .releasing)
         return picture
     }

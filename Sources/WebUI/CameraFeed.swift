@@ -4,6 +4,20 @@
 public import GateCore
 import Synchronization
 
+/// A body the detector saw in a camera view's picture, camera pixels.
+public struct CameraBody: Sendable, Hashable, Codable {
+    public var left: Int, top: Int, right: Int, bottom: Int
+    /// `person` (could be timed), `small` (shorter than the crossing height) or `vehicle`.
+    public var kind: String
+    public init(left: Int, top: Int, right: Int, bottom: Int, kind: String) {
+        self.left = left
+        self.top = top
+        self.right = right
+        self.bottom = bottom
+        self.kind = kind
+    }
+}
+
 /// One encoded picture of the camera view.
 public struct CameraPicture: Sendable, Hashable {
     public var jpeg: [UInt8]
@@ -17,8 +31,11 @@ public struct CameraPicture: Sendable, Hashable {
     /// The frame's driver sequence number and timestamp (CLOCK_MONOTONIC).
     public var sequence: UInt64
     public var time: MonotonicInstant
+    /// What the detector saw in the picture's frame.
+    public var bodies: [CameraBody]
     public init(jpeg: [UInt8], width: Int, height: Int, frameWidth: Int, frameHeight: Int, gateX: Double, sequence: UInt64,
-                time: MonotonicInstant) {
+                time: MonotonicInstant, bodies: [CameraBody] = []) {
+        self.bodies = bodies
         self.jpeg = jpeg
         self.width = width
         self.height = height

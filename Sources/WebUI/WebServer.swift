@@ -135,8 +135,11 @@ public struct WebServer: Sendable {
                 throw APIError(.serviceUnavailable, field: "camera",
                                reason: "no picture from the camera yet; it comes within a second of asking while frames arrive")
             }
+            // The overlay travels with its picture: `left,top,right,bottom,kind;…` in camera pixels.
+            let bodies = p.bodies.map { "\($0.left),\($0.top),\($0.right),\($0.bottom),\($0.kind)" }.joined(separator: ";")
             return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store",
-                                                   HTTPField.Name("X-Frame-Sequence")!: String(p.sequence)],
+                                                   HTTPField.Name("X-Frame-Sequence")!: String(p.sequence),
+                                                   HTTPField.Name("X-Bodies")!: bodies],
                             body: .init(byteBuffer: ByteBuffer(bytes: p.jpeg)))
         }
         router.get("/api/camera") { _, _ in
@@ -625,7 +628,7 @@ struct SecurityHeaders: RouterMiddleware {
             r = try APIError(.notFound, field: "path", reason: "no such page or API route: \(request.uri.path)").response(from: request, context: context)
         }
         r.headers[.xContentTypeOptions] = "nosniff"
-        r.headers[HTTPField.Name("Content-Security-Policy")!] = "default-src 'self'; img-src 'self' data:; connect-src 'self'; style-src 'self'; script-src 'self'"
+        r.headers[HTTPField.Name("Content-Security-Policy")!] = "default-src 'self'; img-src 'self' data: blob:; connect-src 'self'; style-src 'self'; script-src 'self'"
         return r
     }
 }

@@ -6,6 +6,7 @@ import Detector
 import Engine
 import GateCore
 import GateSim
+import PhotoFinish
 import Testing
 
 typealias SimLoop = GateLoop<ReplayFrameSource, FakeLines, RecordingBeeper>
@@ -128,14 +129,53 @@ struct GateLoopTests {
                             engine: Engine(config: config))
         loop.command(.arm, now: MonotonicInstant(nanoseconds: 0))
         // The first iteration writes each line once (the stand-in lines' table grows then).
+        loop.camera.readyUntil = MonotonicInstant(seconds: 1)
         loop.iterate(now: MonotonicInstant(seconds: 1))
+        #expect(loop.stats.frames == 1, "one frame per iteration")
         sprintgate_alloc_count_begin()
         for i in 1..<spec.frameCount {
-            loop.iterate(now: MonotonicInstant(seconds: 1 + Double(i) / spec.fps))
+            let now = MonotonicInstant(seconds: 1 + Double(i) / spec.fps)
+            loop.camera.readyUntil = now
+            loop.iterate(now: now)
         }
         let n = sprintgate_alloc_count_end()
         #expect(n == 0, "\(n) allocations")
         #expect(loop.stats.crossings == 1 && loop.stats.frames == UInt64(spec.frameCount))
+    }
+}
+
+extension GateLoopTests {
+    @Test("a loop iteration with the camera view watched allocates nothing, and its pictures carry the detector's bodies")
+    func noAllocationsWatched() throws {
+        let spec = try #require(SceneCatalog.scene("sprint", fps: 60, variant: 1))
+        var camera = BufferedFrames(spec: spec)
+        try camera.open()
+        let detector = PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height)
+        var loop = GateLoop(camera: camera, lines: NoLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: EngineConfig()))
+        let preview = FramePreview(frameWidth: spec.width, frameHeight: spec.height, bands: FramePreview.bands(fps: spec.fps))
+        loop.preview = preview
+        loop.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+        loop.camera.readyUntil = MonotonicInstant(seconds: 1)
+        loop.iterate(now: MonotonicInstant(seconds: 1))
+        var allocations: Int64 = 0
+        var pictures = 0, withBodies = 0
+        for i in 1..<spec.frameCount {
+            let now = MonotonicInstant(seconds: 1 + Double(i) / spec.fps)
+            preview.watch(now: now)
+            // Only the iteration is counted; taking a picture is the encoder thread's work.
+            loop.camera.readyUntil = now
+            sprintgate_alloc_count_begin()
+            loop.iterate(now: now)
+            allocations += sprintgate_alloc_count_end()
+            if let p = preview.take() {
+                pictures += 1
+                if !p.bodies.isEmpty { withBodies += 1 }
+                for b in p.bodies { #expect(b.left >= 0 && b.right <= spec.width && b.top >= 0 && b.bottom <= spec.height && b.left < b.right) }
+            }
+        }
+        #expect(allocations == 0, "\(allocations) allocations")
+        #expect(pictures >= Int(Double(spec.frameCount) / spec.fps / 0.2) - 1, "\(pictures) pictures")
+        #expect(withBodies >= 1, "the sprinter was never boxed; copied \(preview.copied), skipped \(preview.skipped), frames \(loop.stats.frames)")
     }
 }
 
@@ -145,6 +185,9 @@ struct BufferedFrames: FrameSource, ~Copyable {
     let frames: UnsafeMutableBufferPointer<UInt8>
     var next = 0
     var state: DeviceState = .closed
+    /// Frames whose timestamp is at or before this are ready: the test sets it to each
+    /// iteration's `now`, so one frame comes per iteration as a camera delivers them.
+    var readyUntil = MonotonicInstant(nanoseconds: 0)
     init(spec: SceneSpec) {
         self.spec = spec
         let n = spec.width * spec.height
@@ -156,16 +199,14 @@ struct BufferedFrames: FrameSource, ~Copyable {
     var fileDescriptor: Int32 { -1 }
     mutating func open() throws(DeviceError) { state = .streaming }
     mutating func nextFrame() -> FrameLease? {
-        guard next < spec.frameCount, state == .streaming else { return nil }
+        guard next < spec.frameCount, state == .streaming, MonotonicInstant(seconds: 1 + Double(next) / spec.fps) <= readyUntil else { return nil }
         let n = spec.width * spec.height
         let v = FrameView(base: UnsafeRawPointer(frames.baseAddress! + next * n), width: spec.width, height: spec.height,
                           bytesPerRow: spec.width, format: .gray8, sequence: UInt64(next),
                           timestamp: MonotonicInstant(seconds: 1 + Double(next) / spec.fps))
         next += 1
-        // One frame per iteration, as a camera at its frame rate delivers.
-        state = .noSignal
         return FrameLease(view: v, slot: 0, droppedBefore: 0)
     }
-    mutating func release(_ lease: FrameLease) { state = .streaming }
+    mutating func release(_ lease: FrameLease) {}
     mutating func close() { state = .closed }
 }

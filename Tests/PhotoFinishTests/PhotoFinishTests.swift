@@ -313,6 +313,31 @@ struct FramePreviewTests {
         #expect(preview.take() != nil && preview.take() == nil)
     }
 
+    @Test("the bodies added with a picture's first frame travel with it; beyond eight are left out")
+    func bodies() {
+        let scene = BarScene()
+        let preview = FramePreview(frameWidth: scene.width, frameHeight: scene.height, bands: 2)
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: scene.bufferSize)
+        defer { buffer.deallocate() }
+        scene.render(at: 1, into: buffer)
+        func frame(_ i: Int) -> FrameView {
+            FrameView(base: UnsafeRawPointer(buffer), width: scene.width, height: scene.height, bytesPerRow: scene.bytesPerRow,
+                      format: scene.format, sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: Int64(i) * 10_000_000))
+        }
+        preview.watch(now: MonotonicInstant(nanoseconds: 0))
+        #expect(preview.offer(frame(0)), "the first frame starts a picture")
+        for k in 0..<10 { preview.addBody(left: k, top: 1, right: k + 10, bottom: 100, small: k == 1, vehicle: k == 2) }
+        #expect(!preview.offer(frame(1)), "the second band starts nothing")
+        let p = preview.take()
+        #expect(p?.bodies.count == FramePreview.maxBodies)
+        #expect(p?.bodies.first == FramePreview.Body(left: 0, top: 1, right: 10, bottom: 100, small: false, vehicle: false))
+        #expect(p?.bodies[1].small == true && p?.bodies[2].vehicle == true)
+        // The next picture starts with no bodies of its own.
+        #expect(preview.offer(frame(20)))
+        _ = preview.offer(frame(21))
+        #expect(preview.take()?.bodies.isEmpty == true)
+    }
+
     @Test("bands: as many as frames come in 200 ms, 1 to 16")
     func bandCounts() {
         #expect(FramePreview.bands(fps: 120) == 16 && FramePreview.bands(fps: 60) == 12 && FramePreview.bands(fps: 30) == 6)

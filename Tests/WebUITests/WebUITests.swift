@@ -71,10 +71,13 @@ import Testing
             #expect(asked.load(ordering: .relaxed) == 1, "the request asked the gate for pictures")
             let now = MonotonicInstant(nanoseconds: monotonicNowNs())
             f.bridge.camera.publish(CameraPicture(jpeg: tinyJPEG, width: 320, height: 180, frameWidth: 1280, frameHeight: 720,
-                                                  gateX: 640.5, sequence: 77, time: now))
+                                                  gateX: 640.5, sequence: 77, time: now,
+                                                  bodies: [CameraBody(left: 100, top: 50, right: 180, bottom: 400, kind: "person"),
+                                                           CameraBody(left: 900, top: 300, right: 930, bottom: 360, kind: "small")]))
             try await client.execute(uri: "/api/camera.jpg", method: .get) { r in
                 #expect(r.status == .ok && r.headers[.contentType] == "image/jpeg")
                 #expect(r.headers[HTTPField.Name("X-Frame-Sequence")!] == "77")
+                #expect(r.headers[HTTPField.Name("X-Bodies")!] == "100,50,180,400,person;900,300,930,360,small")
                 #expect(r.headers[.cacheControl] == "no-store")
                 #expect(Array(r.body.readableBytesView) == tinyJPEG)
             }

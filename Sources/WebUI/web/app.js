@@ -67,6 +67,7 @@ function render() {
   if (g.gate.shaking) chips.append(chip("shaking", "bad"));
   if (g.gate.tooFar) chips.append(chip("too far", "bad"));
   chips.append(chip("camera " + g.camera.state, g.camera.state === "streaming" ? "ok" : "bad"));
+  $("camera-chips").replaceChildren(...[...chips.children].map((c) => c.cloneNode(true)));
   $("camera").textContent = (g.camera.mode || "no camera mode") + " · " + fmt(g.camera.fps, 1) + " fps · " +
     g.camera.frames + " frames · " + g.camera.dropped + " dropped · p99 " + fmt(g.camera.latencyP99Ms, 1) + " ms";
   const laps = $("laps"); laps.replaceChildren();
@@ -207,13 +208,42 @@ function showGatePhoto(id, gate) {
 
 // The camera view: a picture every quarter second while shown, the gate line drawn over
 // it where the detector has it; the gate copies frames only while somebody watches.
-const cameraView = { timer: 0, shown: false, frames: 0, line: false, info: null, dragging: false };
+const cameraView = { timer: 0, shown: false, frames: 0, line: false, info: null, dragging: false, bodiesSeen: 0 };
+// The bodies the detector saw in the picture's frame, as boxes over it.
+function drawBodies(bodies) {
+  const box = $("camera-bodies"), c = cameraView.info;
+  box.replaceChildren();
+  if (!c) return;
+  for (const b of bodies) {
+    const d = el("div", undefined, "body-box " + b.kind);
+    d.style.left = (100 * b.left / c.frameWidth) + "%"; d.style.width = (100 * (b.right - b.left) / c.frameWidth) + "%";
+    d.style.top = (100 * b.top / c.frameHeight) + "%"; d.style.height = (100 * (b.bottom - b.top) / c.frameHeight) + "%";
+    d.title = b.kind === "person" ? "a body the gate would time" : b.kind === "small" ? "too small to time: too far from the camera?" : "a vehicle: never timed";
+    box.append(d);
+  }
+  cameraView.bodiesSeen = Math.max(cameraView.bodiesSeen, bodies.length);
+}
 async function cameraStep() {
   if (!cameraView.shown) return;
+  let r = null;
+  try { r = await fetch("/api/camera.jpg", { cache: "no-store" }); } catch (e) { r = null; }
+  if (!cameraView.shown) return;
+  if (!r || !r.ok) {
+    $("camera-note").textContent = "No picture from the camera yet; trying again.";
+    cameraView.timer = setTimeout(cameraStep, 1000);
+    return;
+  }
+  const bodies = (r.headers.get("X-Bodies") || "").split(";").filter(Boolean).map((s) => {
+    const [left, top, right, bottom, kind] = s.split(",");
+    return { left: Number(left), top: Number(top), right: Number(right), bottom: Number(bottom), kind };
+  });
+  const url = URL.createObjectURL(await r.blob());
   const img = $("camera-view");
   const next = new Image();
   next.onload = async () => {
     next.id = "camera-view"; next.alt = img.alt; img.replaceWith(next); cameraView.frames++;
+    if (img.src.startsWith("blob:")) URL.revokeObjectURL(img.src);
+    drawBodies(bodies);
     if (!cameraView.line) {
       try {
         const c = await api("GET", "/api/camera");
@@ -226,10 +256,11 @@ async function cameraStep() {
     cameraView.timer = setTimeout(cameraStep, 250);
   };
   next.onerror = () => {
-    $("camera-note").textContent = "No picture from the camera yet; trying again.";
+    URL.revokeObjectURL(url);
+    $("camera-note").textContent = "The camera's picture could not be shown; trying again.";
     cameraView.timer = setTimeout(cameraStep, 1000);
   };
-  next.src = "/api/camera.jpg?n=" + Date.now();
+  next.src = url;
 }
 async function toggleCamera() {
   cameraView.shown = !cameraView.shown;
