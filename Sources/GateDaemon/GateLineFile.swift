@@ -25,11 +25,8 @@ public enum GateLineFile {
         return x
     }
 
-    /// Stores `x` for frames `frameWidth` wide (written whole, then renamed into place).
+    /// Stores `x` for frames `frameWidth` wide (written whole beside it, then renamed into place).
     public static func save(directory: String, x: Double, frameWidth: Int) throws {
-        let target = path(directory: directory)
-        let temporary = target + ".new"
-        try "x=\(x) width=\(frameWidth)\n".write(toFile: temporary, atomically: false, encoding: .utf8)
-        guard rename(temporary, target) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        try "x=\(x) width=\(frameWidth)\n".write(toFile: path(directory: directory), atomically: true, encoding: .utf8)
     }
 }

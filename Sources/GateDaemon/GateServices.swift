@@ -53,11 +53,7 @@ public final class GateServices {
             add(link.fileDescriptor, "race link", to: epoll)
             link.onRaceFinished = { storage.recordRace($0) }
             // Photos cross the race link both ways: a gate's to its host, the gates' into the host's store.
-            if let photos = storage.photos {
-                link.onRacePhoto = { photo in
-                    photos.remote(photo)
-                }
-            }
+            if let photos = storage.photos { link.onRacePhoto = photos.remote }
             web?.onPeerCommand = { command, now in
                 switch command {
                 case let .assignPeer(gate, role, distance): link.assign(gate: gate, role: role, distanceMetres: distance, now: now)

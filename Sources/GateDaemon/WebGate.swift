@@ -219,12 +219,7 @@ public final class WebGate: @unchecked Sendable {
     /// camera view draws it there, and it is kept for the next start.
     private func moveGateLine<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>, to x: Double) {
-        switch loop.engine.phase {
-        case .running, .starting, .holding, .inFrame:
-            log.warning("page asked to move the gate line during a run; ignored")
-            return
-        default: break
-        }
+        guard betweenRuns(loop, what: "to move the gate line") else { return }
         let g = loop.detector.geometry
         guard x.isFinite, x >= 0, x < Double(g.inputWidth) else { return }
         var dc = loop.detector.config
@@ -244,15 +239,22 @@ public final class WebGate: @unchecked Sendable {
         }
     }
 
+    /// False, logged, while a run is in progress: the page asked `what` (e.g. "for preset
+    /// 60m") then, and it is ignored.
+    private func betweenRuns<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: borrowing GateLoop<C, L, S>, what: String) -> Bool {
+        switch loop.engine.phase {
+        case .running, .starting, .holding, .inFrame:
+            log.warning("page asked \(what) during a run; ignored")
+            return false
+        default: return true
+        }
+    }
+
     /// Applies `cfg` unless a run is in progress; returns whether it did.
     private func reconfigure<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>, _ cfg: EngineConfig, now: MonotonicInstant, what: String) -> Bool {
-        switch loop.engine.phase {
-        case .running, .starting, .holding, .inFrame:
-            log.warning("page asked for \(what) during a run; ignored")
-            return false
-        default: break
-        }
+        guard betweenRuns(loop, what: "for \(what)") else { return false }
         let wasArmed = loop.engine.phase == .armed
         loop.reconfigure(cfg, now: now)
         publishConfig(cfg)

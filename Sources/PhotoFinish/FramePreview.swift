@@ -11,8 +11,9 @@ import Synchronization
 /// frames are skipped and counted: the loop never waits and `offer` allocates nothing.
 ///
 /// A picture is copied in `bands` bands of rows from as many consecutive frames, so no
-/// frame pays for a whole picture (at 120 fps, eight bands span 67 ms: a still scene is
-/// whole, a runner's outline shears a little). The picture carries the first band's time.
+/// frame pays for a whole picture (at 120 fps, `bands(fps:)` gives sixteen, spanning
+/// 133 ms: a still scene is whole, a runner's outline shears a little). The picture
+/// carries the first band's time.
 public final class FramePreview: @unchecked Sendable {
     /// Slot states.
     private static let free = 0, filling = 1, ready = 2, reading = 3
@@ -133,18 +134,8 @@ public final class FramePreview: @unchecked Sendable {
             slotSequence = frame.sequence
             boxCount = 0
         }
-        let step = frame.format.lumaStep
-        let bpr = frame.bytesPerRow
-        let base = frame.base.assumingMemoryBound(to: UInt8.self)
-        let s = scale
-        let half = s / 2
         let first = band * height / bands, end = (band + 1) * height / bands
-        var out = pixels + first * width
-        for y in first..<end {
-            let row = base + (y * s + half) * bpr + half * step
-            for x in 0..<width { out[x] = row[x * s * step] }
-            out += width
-        }
+        subsampleLuma(frame, scale: scale, width: width, rows: first..<end, into: pixels + first * width)
         band += 1
         if band == bands {
             band = 0

@@ -82,15 +82,8 @@ public final class PhotoFinishRecorder {
         for y in 0..<columnHeight {
             col[y] = base[y * rowStep * bpr + x]
         }
-        let s = config.thumbnailScale
-        let tw = config.thumbnailWidth
-        let half = s / 2
-        var t = thumbs + head * thumbSize
-        for ty in 0..<config.thumbnailHeight {
-            let row = base + (ty * s + half) * bpr + half * step
-            for tx in 0..<tw { t[tx] = row[tx * s * step] }
-            t += tw
-        }
+        subsampleLuma(frame, scale: config.thumbnailScale, width: config.thumbnailWidth, rows: 0..<config.thumbnailHeight,
+                      into: thumbs + head * thumbSize)
         times[head] = frame.timestamp.nanoseconds
         sequences[head] = frame.sequence
         head = head + 1 == capacity ? 0 : head + 1
@@ -227,4 +220,22 @@ public final class PhotoFinishRecorder {
 public struct PhotoFinishError: Error, Sendable, Hashable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// Copies output rows `rows` of `frame`'s luma reduced by `scale` (the sample at the middle
+/// of each `scale`×`scale` block), `width` samples a row, packed, to `out` (which points at
+/// the first of those rows). Allocates nothing: the recorder's thumbnails and the camera
+/// view's bands both use it on the frame path.
+@inline(__always)
+func subsampleLuma(_ frame: borrowing FrameView, scale: Int, width: Int, rows: Range<Int>, into out: UnsafeMutablePointer<UInt8>) {
+    let step = frame.format.lumaStep
+    let bpr = frame.bytesPerRow
+    let base = frame.base.assumingMemoryBound(to: UInt8.self)
+    let half = scale / 2
+    var t = out
+    for y in rows {
+        let row = base + (y * scale + half) * bpr + half * step
+        for x in 0..<width { t[x] = row[x * scale * step] }
+        t += width
+    }
 }

@@ -127,9 +127,7 @@ public struct WebServer: Sendable {
         // The camera view: each request keeps pictures coming for two seconds; the page
         // polls a few times a second while it shows the view.
         router.get("/api/camera.jpg") { _, _ in
-            let feed = s.bridge.camera
-            guard feed.connected else { throw APIError(.notFound, field: "camera", reason: "this gate has no camera view") }
-            feed.watch()
+            let feed = try s.watchedCamera()
             // Why 3 s: an older picture is a stalled camera, not a view to aim by.
             guard let p = feed.picture, monotonicNowNs() - p.time.nanoseconds < 3_000_000_000 else {
                 throw APIError(.serviceUnavailable, field: "camera",
@@ -143,9 +141,7 @@ public struct WebServer: Sendable {
                             body: .init(byteBuffer: ByteBuffer(bytes: p.jpeg)))
         }
         router.get("/api/camera") { _, _ in
-            let feed = s.bridge.camera
-            guard feed.connected else { throw APIError(.notFound, field: "camera", reason: "this gate has no camera view") }
-            feed.watch()
+            let feed = try s.watchedCamera()
             guard let p = feed.picture else {
                 throw APIError(.serviceUnavailable, field: "camera", reason: "no picture from the camera yet")
             }
@@ -267,10 +263,7 @@ public struct WebServer: Sendable {
             guard x >= 0, x < Double(picture.frameWidth) else {
                 throw APIError.invalid("x", "must be within the frame, 0 to \(picture.frameWidth - 1) camera pixels")
             }
-            let phase = s.bridge.snapshot.read().snapshot.phase
-            if ["running", "starting", "holding", "in-frame"].contains(phase) {
-                throw APIError(.conflict, field: "phase", reason: "a run is under way (\(phase)); move the line between runs")
-            }
+            try s.requireBetweenRuns("move the line between runs")
             return try s.enqueue(.setGateLine(x))
         }
         router.put("/api/config") { request, context in
@@ -287,10 +280,7 @@ public struct WebServer: Sendable {
             if let p = preset, !s.settings.presets.contains(where: { $0.id == p }) {
                 throw APIError.invalid("preset", "unknown preset '\(p)'")
             }
-            let phase = s.bridge.snapshot.read().snapshot.phase
-            if ["running", "starting", "holding", "in-frame"].contains(phase) {
-                throw APIError(.conflict, field: "phase", reason: "a run is under way (\(phase)); reset first")
-            }
+            try s.requireBetweenRuns("reset first")
             if let p = preset { _ = try s.enqueue(.setPreset(p)) }
             if let t = startType { _ = try s.enqueue(.setStartType(t)) }
             return try s.json(["queued": [preset.map { "preset \($0)" }, startType.map { "start type \($0)" }].compactMap { $0 }],
@@ -319,10 +309,7 @@ public struct WebServer: Sendable {
             guard distance.isFinite, (0...10_000).contains(distance) else {
                 throw APIError.invalid("distance", "metres from the start line, 0...10000")
             }
-            let phase = s.bridge.snapshot.read().snapshot.phase
-            if ["running", "starting", "holding", "in-frame"].contains(phase) {
-                throw APIError(.conflict, field: "phase", reason: "a run is under way (\(phase)); reset first")
-            }
+            try s.requireBetweenRuns("reset first")
             return try s.enqueue(.assignPeer(gate: gate, role: role, distanceMetres: distance))
         }
         router.post("/api/athletes") { request, context in
@@ -513,6 +500,22 @@ public struct WebServer: Sendable {
             guard today.map({ d <= $0 }) ?? true else { throw APIError.invalid("birthdate", "is in the future") }
         }
         return Athlete(id: id, name: name, nickname: nickname, colour: colour, birthdate: birthdate, gender: gender)
+    }
+
+    /// The camera view's feed, told that a viewer wants pictures; 404 without a camera view.
+    func watchedCamera() throws -> CameraFeed {
+        let feed = bridge.camera
+        guard feed.connected else { throw APIError(.notFound, field: "camera", reason: "this gate has no camera view") }
+        feed.watch()
+        return feed
+    }
+
+    /// Refuses (409, `phase`) while a run is under way, with `advice` for the coach.
+    func requireBetweenRuns(_ advice: String) throws {
+        let phase = bridge.snapshot.read().snapshot.phase
+        if ["running", "starting", "holding", "in-frame"].contains(phase) {
+            throw APIError(.conflict, field: "phase", reason: "a run is under way (\(phase)); \(advice)")
+        }
     }
 
     /// The `:gate` of a route: a gate's place on the course, 0...15.
