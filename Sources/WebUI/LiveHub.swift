@@ -71,6 +71,8 @@ struct BoardMessage: Codable {
     var nextAthlete: Athlete?
     var speedUnit: String
     var droppedResults: UInt64
+    /// The newest run, when it set its athlete's personal best: every phone toasts it once.
+    var newBest: BestNews?
 }
 
 /// Drains finished runs into the book and keeps the encoded board message current.
@@ -119,19 +121,29 @@ public final class LiveHub: Service, Sendable {
         let current = state.withLock { ($0.snapshotVersion, $0.bookVersion) }
         if current == (snapVersion, bv) { return state.withLock { $0.version } }
         let results = (try? book.history(HistoryQuery.latest(Self.boardResults))) ?? []
+        let newBest = results.first.flatMap(news)
         return state.withLock { s in
             // Another thread may have built the same state meanwhile.
             if s.snapshotVersion == snapVersion && s.bookVersion == bv { return s.version }
             let msg = BoardMessage(version: s.version + 1, gate: snap,
                                    results: results.map { RunView(run: $0, speed: settings.speed(distance: $0.distanceMetres, seconds: $0.seconds)) },
                                    nextAthlete: book.nextRunAthlete(), speedUnit: settings.speedUnit,
-                                   droppedResults: bridge.results.dropped)
+                                   droppedResults: bridge.results.dropped, newBest: newBest)
             s.json = (try? String(decoding: JSONEncoder.board.encode(msg), as: UTF8.self)) ?? "{}"
             s.snapshotVersion = snapVersion
             s.bookVersion = bv
             s.version += 1
             return s.version
         }
+    }
+
+    /// `run` as news of a personal best, when it is one for an athlete.
+    private func news(_ run: RunRecord) -> BestNews? {
+        guard run.personalBest, let name = run.athleteName else { return nil }
+        let previous = (try? book.bestBefore(runID: run.id)) ?? nil
+        return BestNews(runID: run.id, athleteName: name, seconds: run.seconds, startType: run.startType,
+                        distanceMetres: run.distanceMetres, previousBestSeconds: previous,
+                        improvementSeconds: previous.map { $0 - run.seconds })
     }
 
     /// The current message and its version.

@@ -78,6 +78,12 @@ public struct RunRecord: Sendable, Hashable, Codable {
     public var gateCount: Int = 1
     /// Every gate's time and segment, in course order (empty when none were stored).
     public var legs: [RunLeg] = []
+    /// Whether this run is the athlete's best of its season over its course.
+    public var seasonBest = false
+    /// The training session the run belongs to (nil in a book without sessions).
+    public var sessionID: Int64?
+    /// The athlete's colour, one of `Athlete.colours`.
+    public var athleteColour: String?
 
     public init(id: Int64, seconds: Double, splits: [Double], startType: String, preset: String?,
                 distanceMetres: Double?, athleteID: Int64?, athleteName: String?, personalBest: Bool,
@@ -128,12 +134,82 @@ public struct Athlete: Sendable, Hashable, Codable {
     }
 }
 
+/// A training session: runs close together in time (or started on the page).
+public struct SessionSummary: Sendable, Hashable, Codable {
+    public var id: Int64
+    /// Unix seconds.
+    public var startedAt: Double
+    public var name: String
+    public var runCount: Int
+    public init(id: Int64, startedAt: Double, name: String, runCount: Int) {
+        self.id = id
+        self.startedAt = startedAt
+        self.name = name
+        self.runCount = runCount
+    }
+}
+
+/// An athlete's best over one course (start type and distance): the bests view's row.
+public struct BestView: Sendable, Hashable, Codable {
+    public struct Time: Sendable, Hashable, Codable {
+        public var runID: Int64
+        public var seconds: Double
+        /// When the run started, Unix seconds.
+        public var startedAt: Double
+        public init(runID: Int64, seconds: Double, startedAt: Double) {
+            self.runID = runID
+            self.seconds = seconds
+            self.startedAt = startedAt
+        }
+    }
+    public var athleteID: Int64
+    public var athleteName: String
+    public var athleteColour: String
+    public var startType: String
+    public var distanceMetres: Double
+    public var personalBest: Time
+    /// The best of the current season, if the course was run in it.
+    public var seasonBest: Time?
+    public var season: Int
+    /// The best before the personal best; nil when the personal best was the first time.
+    public var previousBestSeconds: Double?
+    public var improvementSeconds: Double?
+    public var runCount: Int
+}
+
+/// The newest run when it set a personal best: what the page's toast says on every phone.
+public struct BestNews: Sendable, Hashable, Codable {
+    public var runID: Int64
+    public var athleteName: String
+    public var seconds: Double
+    public var startType: String
+    public var distanceMetres: Double?
+    /// The best it beat; nil for the athlete's first time over the course.
+    public var previousBestSeconds: Double?
+    public var improvementSeconds: Double?
+}
+
+/// What the results database holds and its size on disk: the settings' Data section.
+public struct StorageSummary: Sendable, Hashable, Codable {
+    public var bytes: Int64
+    public var runs: Int
+    public var sessions: Int
+    public var athletes: Int
+    public var images: Int
+}
+
 /// A history query. All filters are optional and combine with AND.
 public struct HistoryQuery: Sendable, Hashable {
-    public enum Sort: String, Sendable, CaseIterable { case date, time, athlete }
+    /// `runs`: the athlete with the most runs (within the filter) first, newest first within one.
+    public enum Sort: String, Sendable, CaseIterable { case date, time, athlete, runs }
     public var athleteID: Int64?
     public var preset: String?
     public var startType: String?
+    /// Metres.
+    public var distance: Double?
+    /// Gates that timed the run (1: a lone gate).
+    public var gateCount: Int?
+    public var sessionID: Int64?
     /// Unix seconds, inclusive.
     public var from: Double?
     public var to: Double?
@@ -181,6 +257,18 @@ public protocol ResultsBook: Sendable {
     func nextRunAthlete() -> Athlete?
     /// Best time per athlete and preset.
     func bests(athleteID: Int64?) throws(ResultsBookError) -> [RunRecord]
+    /// Training sessions, newest first.
+    func sessions() throws(ResultsBookError) -> [SessionSummary]
+    /// Deletes a session with all its runs; returns how many runs went.
+    func deleteSession(id: Int64) throws(ResultsBookError) -> Int
+    /// Each athlete's (or one athlete's) personal and season best per course.
+    func bestLines(athleteID: Int64?) throws(ResultsBookError) -> [BestView]
+    /// The athlete's best over a run's course before that run, seconds.
+    func bestBefore(runID: Int64) throws(ResultsBookError) -> Double?
+    /// What is stored and the space it takes.
+    func storage() throws(ResultsBookError) -> StorageSummary
+    /// Deletes every run, session, image, athlete and best; returns how many runs went.
+    func clearAll() throws(ResultsBookError) -> Int
     /// The JPEG photo-finish image of a run, if stored.
     func photo(id: Int64) throws(ResultsBookError) -> [UInt8]?
     func storePhoto(id: Int64, jpeg: [UInt8]) throws(ResultsBookError)
@@ -202,6 +290,18 @@ public protocol ResultsBook: Sendable {
 }
 
 extension ResultsBook {
+    /// Sessions, bests lines, storage and clearing all need the results database; a book
+    /// without one (the state directory could not be opened) says so.
+    static var needsDatabase: ResultsBookError {
+        ResultsBookError(.unavailable, field: "database",
+                         reason: "the results database is not open (see the gate's log for why); results are kept in memory only")
+    }
+    public func sessions() throws(ResultsBookError) -> [SessionSummary] { throw Self.needsDatabase }
+    public func deleteSession(id: Int64) throws(ResultsBookError) -> Int { throw Self.needsDatabase }
+    public func bestLines(athleteID: Int64?) throws(ResultsBookError) -> [BestView] { throw Self.needsDatabase }
+    public func bestBefore(runID: Int64) throws(ResultsBookError) -> Double? { throw Self.needsDatabase }
+    public func storage() throws(ResultsBookError) -> StorageSummary { throw Self.needsDatabase }
+    public func clearAll() throws(ResultsBookError) -> Int { throw Self.needsDatabase }
     public func thumbnail(id: Int64, index: Int) throws(ResultsBookError) -> [UInt8]? {
         _ = try run(id: id)
         return nil
@@ -261,6 +361,9 @@ public final class MemoryResultsBook: ResultsBook {
             if let a = q.athleteID, r.athleteID != a { return false }
             if let p = q.preset, r.preset != p { return false }
             if let t = q.startType, r.startType != t { return false }
+            if let d = q.distance, abs((r.distanceMetres ?? -1) - d) > 0.0005 { return false }
+            if let g = q.gateCount, r.gateCount != g { return false }
+            if let sid = q.sessionID, r.sessionID != sid { return false }
             if let f = q.from, r.wallTime < f { return false }
             if let t = q.to, r.wallTime > t { return false }
             if let n = needle, !n.isEmpty {
@@ -269,9 +372,17 @@ public final class MemoryResultsBook: ResultsBook {
             }
             return true
         }
+        var groups: [Int64: Int] = [:]
+        for r in rows { groups[r.athleteID ?? 0, default: 0] += 1 }
         rows.sort { a, b in
             let asc: Bool
             switch q.sort {
+            case .runs:
+                // Most runs first, newest first within one athlete, whatever the order.
+                let ga = groups[a.athleteID ?? 0] ?? 0, gb = groups[b.athleteID ?? 0] ?? 0
+                if ga != gb { return ga > gb }
+                if a.athleteID != b.athleteID { return (a.athleteID ?? Int64.max) < (b.athleteID ?? Int64.max) }
+                return (a.wallTime, a.id) > (b.wallTime, b.id)
             case .date: asc = (a.wallTime, a.id) < (b.wallTime, b.id)
             case .time: asc = (a.seconds, a.id) < (b.seconds, b.id)
             case .athlete: asc = ((a.athleteName ?? "").lowercased(), a.id) < ((b.athleteName ?? "").lowercased(), b.id)

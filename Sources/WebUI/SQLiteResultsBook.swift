@@ -79,16 +79,25 @@ public final class SQLiteResultsBook: ResultsBook {
         // HistoryQuery's `to` is inclusive, the filter's exclusive.
         f.toWallMs = q.to.map { Int64(($0 * 1000).rounded(.down)) + 1 }
         f.search = q.search
+        f.distance = q.distance
+        f.gateCount = q.gateCount
+        f.sessionID = q.sessionID
         if let p = q.preset {
             // A preset is its course: runs timed over the same distance with the same start.
             let known = try map { () throws(StoreError) in try store.presets() }
             guard let preset = known.first(where: { $0.id == p }) else { return [] }
+            if let d = q.distance, let pd = preset.distance, abs(d - pd) > 0.0005 { return [] }
             f.distance = preset.distance
             f.startType = f.startType ?? preset.startType
             if preset.distance == nil { f.search = f.search ?? p }
         }
         let rows: [HistoryRow]
         switch q.sort {
+        case .runs:
+            f.sort = .mostRuns
+            f.limit = min(max(q.limit, 1), 10_000)
+            f.offset = q.offset
+            rows = try map { () throws(StoreError) in try store.history(f) }
         case .date, .time:
             f.sort = q.sort == .date ? (q.descending ? .newest : .oldest) : .fastest
             f.limit = min(max(q.limit, 1), 10_000)
@@ -201,6 +210,50 @@ public final class SQLiteResultsBook: ResultsBook {
         return out.sorted { ($0.athleteName ?? "", $0.preset ?? "", $0.seconds) < ($1.athleteName ?? "", $1.preset ?? "", $1.seconds) }
     }
 
+    public func sessions() throws(ResultsBookError) -> [SessionSummary] {
+        try map { () throws(StoreError) in try store.sessions(sort: .newest, limit: 10_000) }.map {
+            SessionSummary(id: $0.id, startedAt: Double($0.startedWallMs) / 1000, name: $0.name, runCount: $0.runCount)
+        }
+    }
+
+    public func deleteSession(id: Int64) throws(ResultsBookError) -> Int {
+        let n = try map { () throws(StoreError) in try store.deleteSession(id: id) }
+        changes.add(1, ordering: .relaxed)
+        return n
+    }
+
+    public func bestLines(athleteID: Int64?) throws(ResultsBookError) -> [BestView] {
+        let season = RunStore.season(wallMs: Int64(Date().timeIntervalSince1970 * 1000))
+        let lines = try map { () throws(StoreError) in try store.bestLines(athleteID: athleteID, season: season) }
+        let athletes = Dictionary(try map { () throws(StoreError) in try store.athletes() }.compactMap { a in a.id.map { ($0, a) } },
+                                  uniquingKeysWith: { a, _ in a })
+        func time(_ b: StoredBest) -> BestView.Time {
+            .init(runID: b.runID, seconds: Double(b.totalNs) / 1e9, startedAt: Double(b.wallStartMs) / 1000)
+        }
+        return lines.compactMap { l in
+            guard let a = athletes[l.athleteID] else { return nil }
+            return BestView(athleteID: l.athleteID, athleteName: a.name, athleteColour: a.colour.rawValue, startType: l.startType,
+                            distanceMetres: l.distance, personalBest: time(l.personal), seasonBest: l.season.map(time), season: season,
+                            previousBestSeconds: l.previousNs.map { Double($0) / 1e9 },
+                            improvementSeconds: l.improvementNs.map { Double($0) / 1e9 }, runCount: l.runCount)
+        }.sorted { ($0.athleteName.lowercased(), $0.startType, $0.distanceMetres) < ($1.athleteName.lowercased(), $1.startType, $1.distanceMetres) }
+    }
+
+    public func bestBefore(runID: Int64) throws(ResultsBookError) -> Double? {
+        try map { () throws(StoreError) in try store.bestBefore(runID: runID) }.map { Double($0) / 1e9 }
+    }
+
+    public func storage() throws(ResultsBookError) -> StorageSummary {
+        let u = try map { () throws(StoreError) in try store.usage() }
+        return StorageSummary(bytes: u.bytes, runs: u.runs, sessions: u.sessions, athletes: u.athletes, images: u.images)
+    }
+
+    public func clearAll() throws(ResultsBookError) -> Int {
+        let n = try map { () throws(StoreError) in try store.clearAll() }
+        changes.add(1, ordering: .relaxed)
+        return n
+    }
+
     public func photo(id: Int64) throws(ResultsBookError) -> [UInt8]? {
         _ = try run(id: id)
         return try map { () throws(StoreError) in try store.photo(runID: id) }?.jpeg
@@ -248,6 +301,9 @@ public final class SQLiteResultsBook: ResultsBook {
                            personalBest: row.bests.personal, wallTime: Double(r.wallStartMs) / 1000 + Double(total) / 1e9,
                            hasPhoto: row.hasPhoto, photoGates: row.photoGates, frameGates: row.frameGates)
         record.gateCount = r.gateCount
+        record.seasonBest = row.bests.season
+        record.sessionID = r.sessionID
+        record.athleteColour = row.athleteColour?.rawValue
         record.legs = r.splits.map {
             RunLeg(gateIndex: $0.gateIndex, distanceMetres: $0.distance, seconds: Double($0.timeNs) / 1e9,
                    segmentSeconds: Double($0.segmentNs) / 1e9, segmentSpeed: $0.segmentSpeed,

@@ -204,7 +204,13 @@ public struct WebServer: Sendable {
         }
         router.get("/api/bests") { request, _ in
             let athlete = try s.optionalID(request.uri.queryParameters, "athlete")
-            do { return try s.json(try s.book.bests(athleteID: athlete).map(s.view)) } catch { throw apiError(error) }
+            do { return try s.json(try s.book.bestLines(athleteID: athlete)) } catch { throw apiError(error) }
+        }
+        router.get("/api/sessions") { _, _ in
+            do { return try s.json(try s.book.sessions()) } catch { throw apiError(error) }
+        }
+        router.get("/api/storage") { _, _ in
+            do { return try s.json(try s.book.storage()) } catch { throw apiError(error) }
         }
         router.get("/api/export.csv") { request, _ in
             var q = try s.historyQuery(request.uri.queryParameters, defaultLimit: Int.max)
@@ -361,6 +367,30 @@ public struct WebServer: Sendable {
                 s.hub.bookChanged()
                 s.hub.refresh()
                 return try s.json(["nextAthlete": s.book.nextRunAthlete()])
+            } catch { throw apiError(error) }
+        }
+        router.delete("/api/sessions/:id") { request, context in
+            try s.requirePIN(request, context)
+            let id = try s.runID(context)
+            do {
+                let n = try s.book.deleteSession(id: id)
+                s.hub.bookChanged()
+                return try s.json(["deletedRuns": n])
+            } catch { throw apiError(error) }
+        }
+        // Everything stored goes: the page asks the coach to confirm, the body says so too.
+        router.post("/api/clear-all") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            guard body["confirm"] as? String == "clear all" else {
+                throw APIError.invalid("confirm", "must be the text \"clear all\": every run, session, image, athlete and best is deleted")
+            }
+            try s.requireBetweenRuns("clear the results after it")
+            do {
+                let n = try s.book.clearAll()
+                s.logger.notice("all results cleared from the page: \(n) runs deleted")
+                s.hub.bookChanged()
+                return try s.json(["deletedRuns": n])
             } catch { throw apiError(error) }
         }
         router.delete("/api/results/:id") { request, context in
@@ -540,7 +570,8 @@ public struct WebServer: Sendable {
     }
 
     func historyQuery(_ p: Parameters, defaultLimit: Int = 50) throws -> HistoryQuery {
-        let known: Set<Substring> = ["athlete", "preset", "startType", "from", "to", "q", "sort", "order", "limit", "offset"]
+        let known: Set<Substring> = ["athlete", "preset", "startType", "from", "to", "q", "sort", "order", "limit", "offset",
+                                     "distance", "gates", "session"]
         for (k, _) in p where !known.contains(k) {
             throw APIError.invalid(String(k), "unknown parameter; known: \(known.sorted().joined(separator: ", "))")
         }
@@ -563,9 +594,18 @@ public struct WebServer: Sendable {
             if key == "from" { q.from = t } else { q.to = Self.isDateOnly(String(v)) ? t + 86_399.999 : t }
         }
         if let f = q.from, let t = q.to, f > t { throw APIError.invalid("from", "is after 'to'") }
+        if let v = p["distance"] {
+            guard let d = Double(v), d.isFinite, d > 0, d <= 100_000 else { throw APIError.invalid("distance", "metres, more than 0") }
+            q.distance = d
+        }
+        if let v = p["gates"] {
+            guard let n = Int(v), (1...16).contains(n) else { throw APIError.invalid("gates", "a gate count 1...16") }
+            q.gateCount = n
+        }
+        q.sessionID = try optionalID(p, "session")
         if let v = p["q"] {
             guard v.count <= 64 else { throw APIError.invalid("q", "at most 64 characters") }
-            q.search = String(v)
+            Self.search(String(v), into: &q)
         }
         if let v = p["sort"] {
             guard let sort = HistoryQuery.Sort(rawValue: String(v)) else {
@@ -573,7 +613,7 @@ public struct WebServer: Sendable {
             }
             q.sort = sort
             // Why: a coach sorting by time wants the fastest first; by name, A to Z.
-            q.descending = sort == .date
+            q.descending = sort == .date || sort == .runs
         }
         if let v = p["order"] {
             switch v {
@@ -604,6 +644,29 @@ public struct WebServer: Sendable {
     }
 
     static func isDateOnly(_ s: String) -> Bool { s.count == 10 && s.dropFirst(4).first == "-" }
+
+    /// The history's search box: a date (`2026-11-25`) finds that day (the gate's time
+    /// zone), a distance (`30m`, `30 m`) that distance; other text is looked for in the
+    /// athletes' names and nicknames, the preset, the notes and the session.
+    static func search(_ text: String, into q: inout HistoryQuery) {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        if isDateOnly(t), let d = CalendarDate(t) {
+            var cal = Calendar(identifier: .gregorian)
+            cal.timeZone = TimeZone.current
+            if let start = cal.date(from: DateComponents(year: d.year, month: d.month, day: d.day)),
+               let end = cal.date(byAdding: .day, value: 1, to: start) {
+                q.from = max(q.from ?? 0, start.timeIntervalSince1970)
+                q.to = min(q.to ?? .infinity, end.timeIntervalSince1970 - 0.001)
+                return
+            }
+        }
+        let lower = t.lowercased()
+        if lower.hasSuffix("m"), let d = Double(lower.dropLast().trimmingCharacters(in: .whitespaces)), d.isFinite, d > 0 {
+            q.distance = d
+            return
+        }
+        q.search = t
+    }
 
     /// Unix seconds from `YYYY-MM-DD` (UTC midnight), ISO 8601 with zone, or a number.
     static func parseTime(_ s: String) -> Double? {

@@ -166,6 +166,42 @@ import Testing
                          "countdown_60m/pb/7900", "countdown_60m/2026/7900"])
         // A run without an athlete files no bests.
         #expect(try store.write(sampleRun(seconds: 1, wall: wallMs(2026, 6, 6))).bests == .none)
+        // The bests view: per course, the personal best, the asked season's best, and the
+        // best before the personal best (3.40 s in 2025, beaten by 3.39 s).
+        let lines = try store.bestLines(athleteID: a, season: 2025)
+        #expect(lines.map(\.key) == ["countdown_60m", "flying_30m"])
+        let flying = try #require(lines.last)
+        #expect(flying.personal.totalNs == 3_390_000_000)
+        #expect(flying.season?.totalNs == 3_400_000_000)
+        #expect(flying.previousNs == 3_400_000_000)
+        #expect(flying.improvementNs == 10_000_000)
+        #expect(flying.runCount == 7)
+        #expect(flying.startType == "flying" && flying.distance == 30)
+        let countdown = try #require(lines.first)
+        #expect(countdown.season == nil, "not run in 2025")
+        #expect(countdown.previousNs == nil, "the first time is the best")
+        #expect(try store.bestBefore(runID: flying.personal.runID) == 3_400_000_000)
+    }
+
+    @Test func usageCountsAndClearAllEmptiesTheFile() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let a = try store.addAthlete(StoredAthlete(name: "Di")).id!
+        let big = [UInt8]([0xFF, 0xD8]) + [UInt8](repeating: 0x55, count: 200_000) + [0xFF, 0xD9]
+        for i in 0..<20 {
+            let c = try store.write(sampleRun(seconds: 3 + Double(i) / 100, athlete: a, wall: wallMs(2026, 6, 1, 12, i)))
+            try store.savePhoto(runID: c.run.id!, jpeg: big, thumbnails: [])
+        }
+        let full = try store.usage()
+        #expect(full.runs == 20 && full.sessions == 1 && full.athletes == 1 && full.images == 20)
+        #expect(full.bytes > 20 * 200_000)
+        #expect(try store.clearAll() == 20)
+        let empty = try store.usage()
+        #expect(empty.runs == 0 && empty.sessions == 0 && empty.athletes == 0 && empty.images == 0)
+        // The space goes back: under a tenth of what the images took.
+        #expect(empty.bytes < full.bytes / 10)
+        #expect(try store.bests().isEmpty)
+        #expect(try store.integrityCheck() == ["ok"])
     }
 
     @Test func bestKeysLikeTheReferenceApp() {

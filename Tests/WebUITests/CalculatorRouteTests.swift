@@ -10,7 +10,7 @@ import Testing
 
 @Suite struct CalculatorRouteTests {
     @Test func windAdjustment() async throws {
-        try await Fixture().app().test(.router) { client in
+        try await Fixture().test { client in
             try await client.execute(uri: "/api/calc/wind?event=100m&time=10.05&wind=%2B1.8", method: .get) { r in
                 #expect(r.status == .ok)
                 let still = try #require(r.json["stillAirTime"] as? Double)
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func pointsAndEquivalents() async throws {
-        try await Fixture().app().test(.router) { client in
+        try await Fixture().test { client in
             try await client.execute(uri: "/api/calc/points?event=100m&sex=men&time=9.58", method: .get) { r in
                 #expect(r.status == .ok)
                 #expect(r.json["points"] as? Int == 1356)

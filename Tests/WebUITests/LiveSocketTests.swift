@@ -113,7 +113,7 @@ final class TinyWebSocket {
             let second = try await ws.readText()
             #expect(phase(second) == "running")
             // A finished run is pushed too, with its result.
-            f.bridge.results.push(f.run(2.95))
+            _ = try f.book.record(f.run(2.95))
             let third = try await ws.readText()
             #expect(third.contains("\"seconds\":2.95"))
         }

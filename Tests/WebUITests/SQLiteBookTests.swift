@@ -102,6 +102,14 @@ let tinyJPEG: [UInt8] = [
         try f.book.assignNextRun(athleteID: ana.id)
         try f.commit(StoreFixture.run(3.00, startNs: 40_000_000_000, wallMs: 1_700_000_120_000))
         #expect(f.book.recentlyCommitted().map(\.bests.personal) == [true, false, true])
+        // Every phone's board carries the new personal best with the best it beat.
+        hub.refresh()
+        let after = try #require(try JSONSerialization.jsonObject(with: Data(hub.message().json.utf8)) as? [String: Any])
+        let news = try #require(after["newBest"] as? [String: Any])
+        #expect(news["athleteName"] as? String == "Ana")
+        #expect(news["seconds"] as? Double == 3.0)
+        #expect(news["previousBestSeconds"] as? Double == 3.1)
+        #expect(abs((news["improvementSeconds"] as? Double ?? 0) - 0.1) < 1e-9)
         try await f.app().test(.router) { client in
             try await client.execute(uri: "/api/results", method: .get) { r in
                 #expect(r.status == .ok)
@@ -118,8 +126,13 @@ let tinyJPEG: [UInt8] = [
                 #expect((r.jsonArray.first?["run"] as? [String: Any])?["seconds"] as? Double == 3.0)
             }
             try await client.execute(uri: "/api/bests?athlete=\(ana.id)", method: .get) { r in
-                let runs = r.jsonArray.compactMap { $0["run"] as? [String: Any] }
-                #expect(runs.map { $0["seconds"] as? Double } == [3.0])
+                // One course, flying 30 m: 3.00 s beat the 3.10 s run before it.
+                let lines = r.jsonArray
+                #expect(lines.count == 1)
+                #expect((lines.first?["personalBest"] as? [String: Any])?["seconds"] as? Double == 3.0)
+                #expect(lines.first?["previousBestSeconds"] as? Double == 3.1)
+                #expect(abs((lines.first?["improvementSeconds"] as? Double ?? 0) - 0.1) < 1e-9)
+                #expect(lines.first?["runCount"] as? Int == 3)
             }
             try await client.execute(uri: "/api/export.csv", method: .get) { r in
                 #expect(r.status == .ok)

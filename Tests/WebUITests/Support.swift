@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test fixtures: a web server over a memory book, a counting wake-up and a settable clock.
+// Test fixtures: a web server over the SQLite book the daemon uses (on a fresh database in a
+// temporary directory), a counting wake-up and a settable clock.
 
 import Foundation
 import GateCore
@@ -7,6 +8,7 @@ import Hummingbird
 import HTTPTypes
 import HummingbirdTesting
 import Logging
+import SQLiteStore
 import Synchronization
 @testable import WebUI
 
@@ -20,10 +22,21 @@ final class WakeCounter: Sendable {
     let count = Atomic<Int>(0)
 }
 
+/// A directory removed when the last fixture holding it goes.
+final class TemporaryDirectory: Sendable {
+    let path: String
+    init() throws {
+        path = NSTemporaryDirectory() + "sprintgate-web-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
 struct Fixture {
     let server: WebServer
     let bridge: GateBridge
-    let book: MemoryResultsBook
+    let book: SQLiteResultsBook
+    let directory: TemporaryDirectory
     let clock: TestClock
     let wakes: WakeCounter
 
@@ -39,7 +52,9 @@ struct Fixture {
     init() {
         let wakes = WakeCounter()
         bridge = GateBridge(wake: { wakes.count.add(1, ordering: .relaxed) })
-        book = MemoryResultsBook()
+        // Why try!: a test machine that cannot make a temporary database cannot run these tests.
+        directory = try! TemporaryDirectory()
+        book = SQLiteResultsBook(store: try! RunStore(directory: directory.path, logger: Logger(label: "test.store")))
         clock = TestClock()
         self.wakes = wakes
         let hub = LiveHub(bridge: bridge, book: book, settings: Self.settings, logger: Logger(label: "test.web"))
@@ -51,8 +66,14 @@ struct Fixture {
         Application(router: server.router())
     }
 
+    /// Runs `body` against the routes, keeping the database's directory until it ends.
+    func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await app().test(.router, body)
+        withExtendedLifetime(directory) {}
+    }
+
     func run(_ seconds: Double, preset: String? = "flying-30m", at wall: Double = 1_700_000_000) -> TimedRun {
-        TimedRun(seconds: seconds, startType: "flying", preset: preset, distanceMetres: preset == "flying-30m" ? 30 : nil, wallTime: wall)
+        TimedRun(seconds: seconds, startType: "flying", preset: preset, distanceMetres: ["flying-30m": 30, "60m": 60][preset ?? ""], wallTime: wall)
     }
 }
 
