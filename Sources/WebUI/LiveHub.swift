@@ -73,6 +73,9 @@ struct BoardMessage: Codable {
     var droppedResults: UInt64
     /// The newest run, when it set its athlete's personal best: every phone toasts it once.
     var newBest: BestNews?
+    /// Moves whenever the book changes (a run stored or deleted, an athlete added): pages
+    /// read their lists again when it does.
+    var bookVersion: UInt64
 }
 
 /// Drains finished runs into the book and keeps the encoded board message current.
@@ -128,7 +131,7 @@ public final class LiveHub: Service, Sendable {
             let msg = BoardMessage(version: s.version + 1, gate: snap,
                                    results: results.map { RunView(run: $0, speed: settings.speed(distance: $0.distanceMetres, seconds: $0.seconds)) },
                                    nextAthlete: book.nextRunAthlete(), speedUnit: settings.speedUnit,
-                                   droppedResults: bridge.results.dropped, newBest: newBest)
+                                   droppedResults: bridge.results.dropped, newBest: newBest, bookVersion: bv)
             s.json = (try? String(decoding: JSONEncoder.board.encode(msg), as: UTF8.self)) ?? "{}"
             s.snapshotVersion = snapVersion
             s.bookVersion = bv

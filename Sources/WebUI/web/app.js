@@ -3,6 +3,7 @@
 const $ = (id) => document.getElementById(id);
 const state = { board: null, settings: null, recvAt: 0, nowMonoNs: 0, pin: localStorage.getItem("sg-pin") || "", retry: 500 };
 
+function count(n, one, many) { return n + " " + (n === 1 ? one : many); }
 function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
 function fmt(v, d) { return (v === null || v === undefined || !isFinite(v)) ? "—" : Number(v).toFixed(d); }
 function say(text, bad) { const m = $("message"); m.textContent = text; m.style.color = bad ? "var(--stop)" : ""; }
@@ -108,7 +109,7 @@ function resultItem(v, unit) {
   if (r.preset) li.append(el("span", r.preset, "small"));
   if (v.speed !== null && v.speed !== undefined) li.append(el("span", fmt(v.speed, 2) + " " + unit));
   if (r.splits.length) li.append(el("span", "splits " + r.splits.map((s) => fmt(s, 2)).join(" / "), "small"));
-  if (r.personalBest) li.append(el("span", "PR", "pr"));
+  li.append(...badges(r));
   const d = el("button", "Details"); d.onclick = () => showRun(r.id); li.append(d);
   if (r.hasPhoto) { const a = el("button", "Photo"); a.onclick = () => showPhoto(r.id); li.append(a); }
   for (const g of r.photoGates || []) {
@@ -117,6 +118,113 @@ function resultItem(v, unit) {
   }
   return li;
 }
+
+// PB: the athlete's fastest ever over the course; SB: their fastest this season.
+function badges(r) {
+  if (r.personalBest) return [el("span", "PB", "pr")];
+  return r.seasonBest ? [el("span", "SB", "sb")] : [];
+}
+
+function course(startType, distance) {
+  return startType + (distance ? " " + fmt(distance, distance % 1 ? 1 : 0) + " m" : "");
+}
+
+function when(unixSeconds) {
+  const d = new Date(unixSeconds * 1000);
+  return d.toLocaleDateString() + " " + d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+function athleteCell(name, colour) {
+  const td = el("td");
+  if (colour) td.append(el("span", undefined, "swatch " + colour), " ");
+  td.append(name || "—");
+  return td;
+}
+
+// A new personal best shows on every phone for eight seconds, with the best it beat.
+function toast(news, unit) {
+  const t = $("toast");
+  const gain = news.improvementSeconds === null || news.improvementSeconds === undefined
+    ? "first time over the course"
+    : (news.improvementSeconds < 0.0005 ? "under a millisecond" : fmt(news.improvementSeconds, 3) + " s") + " faster than " + fmt(news.previousBestSeconds, 3) + " s";
+  t.textContent = "New PB: " + news.athleteName + " " + fmt(news.seconds, 3) + " s, " + course(news.startType, news.distanceMetres) + " (" + gain + ")";
+  t.dataset.run = String(news.runID);
+  t.hidden = false;
+  clearTimeout(state.toastTimer);
+  state.toastTimer = setTimeout(() => { t.hidden = true; }, 8000);
+}
+
+// Sessions: runs close together in time. Open one to see its runs fastest first.
+async function loadSessions() {
+  const ul = $("sessions");
+  let list;
+  try { list = await api("GET", "/api/sessions"); } catch (e) { ul.replaceChildren(el("li", e.message, "small")); return; }
+  ul.replaceChildren();
+  for (const s of list) {
+    const li = el("li"); li.dataset.session = String(s.id);
+    li.append(el("strong", s.name || when(s.startedAt)), el("span", count(s.runCount, "run", "runs"), "small"));
+    const open = el("button", "Open"); open.onclick = () => showSession(s); li.append(open);
+    ul.append(li);
+  }
+  if (!list.length) ul.append(el("li", "No sessions yet: runs close together in time make one.", "small"));
+}
+
+async function showSession(s) {
+  state.session = s;
+  $("session-title").textContent = "Session of " + (s.name || when(s.startedAt));
+  $("s-athlete").value = "";
+  await sessionRuns();
+  if (!$("session-dialog").open) $("session-dialog").showModal();
+}
+
+async function sessionRuns() {
+  const s = state.session; if (!s) return;
+  const p = new URLSearchParams({ session: String(s.id), sort: "time", limit: "1000" });
+  if ($("s-athlete").value) p.set("athlete", $("s-athlete").value);
+  const tb = document.querySelector("#session-runs tbody"); tb.replaceChildren();
+  let rows;
+  try { rows = await api("GET", "/api/results?" + p); } catch (e) { say(e.message, true); return; }
+  rows.forEach((v, i) => {
+    const r = v.run, tr = el("tr"); tr.dataset.run = String(r.id);
+    tr.append(el("td", String(i + 1)), athleteCell(r.athleteName, r.athleteColour), el("td", course(r.startType, r.distanceMetres)));
+    const t = el("td", fmt(r.seconds, 3) + " s"); for (const b of badges(r)) t.append(" ", b); tr.append(t);
+    const td = el("td"), det = el("button", "Details"); det.onclick = () => showRun(r.id); td.append(det); tr.append(td);
+    tb.append(tr);
+  });
+  if (!rows.length) { const tr = el("tr"), td = el("td", "No runs."); td.colSpan = 5; tr.append(td); tb.append(tr); }
+}
+
+// Bests: per athlete and course, the personal best, this season's best, the best before
+// the personal best and what it gained.
+async function loadBests() {
+  const a = $("b-athlete").value, tb = document.querySelector("#bests tbody");
+  let list;
+  try { list = await api("GET", "/api/bests" + (a ? "?athlete=" + a : "")); }
+  catch (e) { const tr = el("tr"), td = el("td", e.message); td.colSpan = 7; tr.append(td); tb.replaceChildren(tr); return; }
+  tb.replaceChildren();
+  for (const b of list) {
+    const tr = el("tr"); tr.dataset.athlete = String(b.athleteID);
+    const pb = el("td", fmt(b.personalBest.seconds, 3)); pb.title = when(b.personalBest.startedAt);
+    tr.append(athleteCell(b.athleteName, b.athleteColour), el("td", course(b.startType, b.distanceMetres)), pb,
+      el("td", b.seasonBest ? fmt(b.seasonBest.seconds, 3) : "—"),
+      el("td", b.previousBestSeconds === null || b.previousBestSeconds === undefined ? "first" : fmt(b.previousBestSeconds, 3)),
+      el("td", b.improvementSeconds === null || b.improvementSeconds === undefined ? "—" : b.improvementSeconds < 0.0005 ? "< 0.001" : "−" + fmt(b.improvementSeconds, 3)),
+      el("td", String(b.runCount)));
+    tb.append(tr);
+  }
+  if (!list.length) { const tr = el("tr"), td = el("td", "No bests yet: give runs to athletes with Next run."); td.colSpan = 7; tr.append(td); tb.append(tr); }
+}
+
+async function loadStorage() {
+  try {
+    const u = await api("GET", "/api/storage");
+    $("storage").textContent = fmt(u.bytes / 1048576, 1) + " MB used · " + [count(u.runs, "run", "runs"), count(u.sessions, "session", "sessions"),
+      count(u.athletes, "athlete", "athletes"), count(u.images, "image", "images")].join(" · ");
+  } catch (e) { $("storage").textContent = e.message; }
+}
+
+// After the book changed (a run stored, deleted or cleared): every list reads it again.
+function refreshLists() { loadHistory(); loadSessions(); loadBests(); loadStorage(); }
 
 function showPhoto(id) {
   $("photo").src = "/api/results/" + id + "/photo.jpg";
@@ -300,10 +408,17 @@ function connect() {
   ws.onmessage = (ev) => {
     const m = JSON.parse(ev.data);
     const changedAthletes = !state.board || JSON.stringify(state.board.nextAthlete) !== JSON.stringify(m.board.nextAthlete);
+    const changedBook = state.board && state.board.bookVersion !== m.board.bookVersion;
+    const news = m.board.newBest;
+    // The first message sets what this phone has seen; only bests after it are news.
+    if (state.bestSeen === undefined) state.bestSeen = Math.max(0, ...m.board.results.map((v) => v.run.id));
+    else if (news && news.runID > state.bestSeen) { state.bestSeen = news.runID; toast(news, m.board.speedUnit); }
     state.board = m.board; state.nowMonoNs = m.nowMonoNs; state.recvAt = performance.now();
     document.body.dataset.version = String(m.board.version);
     render();
-    if (changedAthletes) loadAthletes();
+    // Another phone (or the gate) changed the book: lists and menus are read again.
+    if (changedAthletes || changedBook) loadAthletes();
+    if (changedBook) refreshLists();
   };
   ws.onclose = () => {
     const l = $("link"); l.textContent = "reconnecting"; l.className = "chip bad";
@@ -317,6 +432,10 @@ async function loadSettings() {
   const st = $("sel-start"); st.replaceChildren(); for (const t of s.startTypes) st.append(new Option(t, t));
   const ps = $("sel-preset"), hp = $("h-preset"); ps.replaceChildren(new Option("— none —", "")); hp.replaceChildren(new Option("All presets", ""));
   for (const p of s.presets) { ps.append(new Option(p.title, p.id)); hp.append(new Option(p.title, p.id)); }
+  const hs = $("h-start"); hs.replaceChildren(new Option("Any start", "")); for (const t of s.startTypes) hs.append(new Option(t, t));
+  const hd = $("h-distance"); hd.replaceChildren(new Option("Any distance", ""));
+  const distances = [...new Set(s.presets.map((p) => p.distanceMetres).filter((d) => d))].sort((a, b) => a - b);
+  for (const d of distances) hd.append(new Option(fmt(d, d % 1 ? 1 : 0) + " m", String(d)));
   const tb = document.querySelector("#settings tbody"); tb.replaceChildren();
   const rows = Object.entries(s.details).sort(); rows.unshift(["speed unit", s.speedUnit]);
   for (const [k, v] of rows) { const tr = el("tr"); tr.append(el("th", k), el("td", v)); tb.append(tr); }
@@ -376,20 +495,39 @@ function editAthlete(a) {
 async function loadAthletes() {
   showAthletes();
   const list = await api("GET", "/api/athletes").catch(() => []);
-  for (const id of ["sel-athlete", "h-athlete"]) {
-    const sel = $(id), keep = sel.value; sel.replaceChildren(new Option(id === "h-athlete" ? "All athletes" : "— nobody —", ""));
+  const first = { "sel-athlete": "— nobody —", "h-athlete": "All athletes", "b-athlete": "All athletes", "s-athlete": "Everyone" };
+  for (const id of Object.keys(first)) {
+    const sel = $(id), keep = sel.value; sel.replaceChildren(new Option(first[id], ""));
     for (const a of list) sel.append(new Option(a.name, String(a.id)));
     sel.value = keep;
   }
   if (state.board && state.board.nextAthlete) $("sel-athlete").value = String(state.board.nextAthlete.id);
 }
 
+// Local midnight of a date input's value (YYYY-MM-DD), Unix seconds.
+function localDay(value) { const [y, m, d] = value.split("-").map(Number); return new Date(y, m - 1, d).getTime() / 1000; }
+
 function historyParams() {
   const p = new URLSearchParams();
   if ($("h-q").value.trim()) p.set("q", $("h-q").value.trim());
   if ($("h-athlete").value) p.set("athlete", $("h-athlete").value);
   if ($("h-preset").value) p.set("preset", $("h-preset").value);
-  p.set("sort", $("h-sort").value);
+  if ($("h-start").value) p.set("startType", $("h-start").value);
+  if ($("h-distance").value) p.set("distance", $("h-distance").value);
+  if ($("h-gates").value) p.set("gates", $("h-gates").value);
+  const period = $("h-period").value, now = new Date();
+  if (period === "week") {
+    // Weeks start on Monday.
+    const monday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - (now.getDay() + 6) % 7);
+    p.set("from", String(monday.getTime() / 1000));
+  } else if (period === "month") {
+    p.set("from", String(new Date(now.getFullYear(), now.getMonth(), 1).getTime() / 1000));
+  } else if (period === "range") {
+    if ($("h-from").value) p.set("from", String(localDay($("h-from").value)));
+    if ($("h-to").value) p.set("to", String(localDay($("h-to").value) + 86399.999));
+  }
+  const sort = $("h-sort").value;
+  if (sort === "oldest") { p.set("sort", "date"); p.set("order", "asc"); } else p.set("sort", sort);
   return p;
 }
 
@@ -397,22 +535,25 @@ async function loadHistory() {
   const p = historyParams();
   $("dl-csv").href = "/api/export.csv?" + p; $("dl-json").href = "/api/export.json?" + p;
   let rows;
-  try { rows = await api("GET", "/api/results?" + p); } catch (e) { say(e.message, true); return; }
-  const tb = document.querySelector("#history tbody"); tb.replaceChildren();
+  const tb = document.querySelector("#history tbody");
+  try { rows = await api("GET", "/api/results?" + p); }
+  catch (e) { const tr = el("tr"), td = el("td", e.message); td.colSpan = 6; tr.append(td); tb.replaceChildren(tr); return; }
+  tb.replaceChildren();
   const unit = state.settings ? state.settings.speedUnit : "";
   for (const v of rows) {
     const r = v.run, tr = el("tr");
     tr.dataset.run = String(r.id);
     const d = new Date(r.wallTime * 1000);
-    tr.append(el("td", d.toLocaleDateString() + " " + d.toLocaleTimeString()), el("td", r.athleteName || "—"), el("td", r.preset || r.startType));
-    const t = el("td", fmt(r.seconds, 3)); if (r.personalBest) t.append(" ", el("span", "PR", "pr")); tr.append(t);
+    tr.append(el("td", d.toLocaleDateString() + " " + d.toLocaleTimeString()), athleteCell(r.athleteName, r.athleteColour),
+      el("td", r.preset || course(r.startType, r.distanceMetres)));
+    const t = el("td", fmt(r.seconds, 3)); for (const b of badges(r)) t.append(" ", b); tr.append(t);
     tr.append(el("td", v.speed === null || v.speed === undefined ? "—" : fmt(v.speed, 2) + " " + unit));
     const td = el("td");
     const det = el("button", "Details"); det.onclick = () => showRun(r.id); td.append(det);
     if (r.hasPhoto) { const ph = el("button", "Photo"); ph.onclick = () => showPhoto(r.id); td.append(ph); }
     const del = el("button", "Delete"); del.onclick = async () => {
       if (!confirm("Delete the " + fmt(r.seconds, 3) + " s run?")) return;
-      await control("DELETE", "/api/results/" + r.id, undefined, "Deleted."); loadHistory();
+      await control("DELETE", "/api/results/" + r.id, undefined, "Deleted."); refreshLists();
     };
     td.append(del); tr.append(td); tb.append(tr);
   }
@@ -449,6 +590,22 @@ function wire() {
   };
   $("h-go").onclick = loadHistory;
   $("h-q").onkeydown = (e) => { if (e.key === "Enter") loadHistory(); };
+  for (const id of ["h-athlete", "h-preset", "h-start", "h-distance", "h-gates", "h-sort", "h-from", "h-to"]) $(id).onchange = loadHistory;
+  $("h-period").onchange = () => { $("h-range").hidden = $("h-period").value !== "range"; loadHistory(); };
+  $("b-athlete").onchange = loadBests;
+  $("s-athlete").onchange = sessionRuns;
+  $("s-delete").onclick = async () => {
+    const s = state.session;
+    if (!s || !confirm("Delete this session and its " + s.runCount + " runs? Bests are worked out again without them.")) return;
+    const r = await control("DELETE", "/api/sessions/" + s.id, undefined, "Session deleted.");
+    if (r) { say("Session deleted with its " + count(r.deletedRuns, "run", "runs") + "."); $("session-dialog").close(); refreshLists(); }
+  };
+  $("btn-clear-all").onclick = async () => {
+    if (!state.pin) { say("Enter the gate's PIN first.", true); $("pin").focus(); return; }
+    if (!confirm("Delete every run, session, image, athlete and best on this gate? This cannot be undone.")) return;
+    const r = await control("POST", "/api/clear-all", { confirm: "clear all" }, "Cleared.");
+    if (r) { say("Cleared: " + count(r.deletedRuns, "run", "runs") + " deleted."); refreshLists(); loadAthletes(); }
+  };
 }
 
 
@@ -486,6 +643,6 @@ window.SprintGateCalc = async function () {
 window.addEventListener("DOMContentLoaded", async () => {
   wire(); setPin(state.pin);
   try { await loadSettings(); } catch (e) { say("Cannot load settings: " + e.message, true); }
-  await loadAthletes(); loadHistory(); connect(); requestAnimationFrame(runClock);
+  await loadAthletes(); refreshLists(); connect(); requestAnimationFrame(runClock);
   if (window.SprintGateCalc) window.SprintGateCalc();
 });

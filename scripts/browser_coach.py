@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: Apache-2.0
+# Browser test of the coach's page over a fresh lone gate (`demo --web --lone-gate`) and
+# its SQLite store: the PB toast, sessions, bests, the history's filters, sorts, search
+# and export, deleting a session and clearing all. Runs are credited to athletes through
+# the page's Next run menu, as a coach does. Usage: browser_coach.py PORT CDP_PORT PIN_FILE
+import csv, io, json, sys, time, urllib.request
+sys.path.insert(0, "scripts")
+from cdp import open_page, until as until_in, wait_http
+
+port, cdp, pin_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+base = f"http://127.0.0.1:{port}"
+wait_http(base + "/api/settings", 30)
+pin = open(pin_file).read().strip()
+
+def get_json(path):
+    return json.loads(urllib.request.urlopen(base + path, timeout=5).read())
+
+def post(method, path, body):
+    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json", "X-Gate-PIN": pin})
+    return json.loads(urllib.request.urlopen(req, timeout=5).read() or b"null")
+
+c = open_page(cdp, base + "/")
+def until(expr, what, timeout=15):
+    return until_in(c, expr, what, timeout)
+def js(expr):
+    return c.eval(expr)
+def choose(id, value):
+    js(f"(() => {{ const e = document.getElementById({json.dumps(id)}); e.value = {json.dumps(value)}; "
+       f"e.dispatchEvent(new Event('change')); }})()")
+def rows(table):
+    return js(f"[...document.querySelectorAll('#{table} tbody tr')].map(tr => [...tr.cells].map(td => td.textContent))")
+
+until("document.getElementById('link').textContent === 'live'", "the board did not go live")
+js(f"document.getElementById('pin').value = '{pin}'; document.getElementById('btn-pin').click()")
+until("document.getElementById('pin-state').textContent === 'unlocked'", "the PIN was not accepted")
+ana = post("POST", "/api/athletes", {"name": "Ana Runner", "colour": "red"})
+ben = post("POST", "/api/athletes", {"name": "Ben Sprinter", "colour": "green"})
+until("document.querySelectorAll('#sel-athlete option').length >= 3", "the new athletes are not in the Next run menu")
+
+# Runs credited through the page's Next run menu; the board says who ran.
+def run_for(athlete):
+    known = {v["run"]["id"] for v in get_json("/api/results?limit=1000")}
+    choose("sel-athlete", str(athlete["id"]))
+    end = time.time() + 30
+    while time.time() < end:
+        new = [v["run"] for v in get_json("/api/results?limit=1000") if v["run"]["id"] not in known]
+        mine = [r for r in new if r.get("athleteID") == athlete["id"]]
+        if mine: return mine[0]
+        time.sleep(0.3)
+    raise SystemExit(f"FAIL: no run was credited to {athlete['name']} within 30 s")
+
+first = run_for(ana)
+# A first time over the course is a personal best: every phone toasts it.
+toast = until(f"!document.getElementById('toast').hidden && document.getElementById('toast').dataset.run === '{first['id']}' && "
+              "document.getElementById('toast').textContent", "no PB toast for Ana's first run")
+if "Ana Runner" not in toast or f"{first['seconds']:.3f}" not in toast or "first time" not in toast:
+    raise SystemExit(f"FAIL: the toast does not say Ana's first PB: {toast!r}")
+print(f"ok: PB toast: {toast}")
+second = run_for(ana)
+ana_times = sorted([first["seconds"], second["seconds"]])
+if second["seconds"] < first["seconds"]:
+    # Faster: a new PB, toasted with the best it beat and the gain.
+    toast = until(f"document.getElementById('toast').dataset.run === '{second['id']}' && document.getElementById('toast').textContent",
+                  "no PB toast for Ana's faster second run")
+    if f"{first['seconds']:.3f}" not in toast or "faster than" not in toast:
+        raise SystemExit(f"FAIL: the second PB's toast does not name the best it beat: {toast!r}")
+    print(f"ok: PB toast with the improvement: {toast}")
+third = run_for(ben)
+# Reset leaves the gate idle: no more runs while the lists are checked against each other.
+post("POST", "/api/reset", {})
+until("document.getElementById('phase').textContent.startsWith('idle')", "reset did not reach the gate")
+
+# Bests: one course per athlete; Ana's PB is her faster run, with the best before it.
+until("document.querySelectorAll('#bests tbody tr[data-athlete]').length === 2", "the bests table does not list both athletes")
+bests = {r[0].strip(): r for r in rows("bests")}
+a = bests.get("Ana Runner")
+if not a or a[2] != f"{ana_times[0]:.3f}" or a[6] != "2" or a[3] != f"{ana_times[0]:.3f}":
+    raise SystemExit(f"FAIL: Ana's bests row is not her PB, SB and two runs: {bests!r}")
+api_best = next(b for b in get_json("/api/bests") if b["athleteID"] == ana["id"])
+want_before = "first" if api_best.get("previousBestSeconds") is None else f"{api_best['previousBestSeconds']:.3f}"
+if a[4] != want_before:
+    raise SystemExit(f"FAIL: Ana's best before her PB shows {a[4]!r}, the gate says {want_before!r}")
+choose("b-athlete", str(ben["id"]))
+until("document.querySelectorAll('#bests tbody tr[data-athlete]').length === 1 && "
+      f"document.querySelector('#bests tbody tr').dataset.athlete === '{ben['id']}'", "filtering the bests by athlete did not keep Ben alone")
+print(f"ok: bests: Ana PB {a[2]} SB {a[3]} before {a[4]} in {a[6]} runs; filtered to Ben")
+
+# Sessions: the runs so far are one session; open it: fastest first, filter by athlete.
+until("document.querySelectorAll('#sessions li[data-session]').length === 1", "the sessions list does not show one session")
+js("document.querySelector('#sessions li[data-session] button').click()")
+until("document.getElementById('session-dialog').open && document.querySelectorAll('#session-runs tbody tr[data-run]').length >= 3",
+      "the session did not open with its runs")
+times = [float(r[3].split()[0]) for r in rows("session-runs")]
+if times != sorted(times):
+    raise SystemExit(f"FAIL: the session's runs are not fastest first: {times}")
+choose("s-athlete", str(ana["id"]))
+until("document.querySelectorAll('#session-runs tbody tr[data-run]').length === 2 && "
+      "[...document.querySelectorAll('#session-runs tbody tr')].every(tr => tr.cells[1].textContent.includes('Ana'))",
+      "filtering the session by Ana did not keep her two runs")
+pb_row = js("[...document.querySelectorAll('#session-runs tbody tr')].find(tr => tr.querySelector('.pr'))?.cells[3].textContent")
+if not pb_row or f"{ana_times[0]:.3f}" not in pb_row:
+    raise SystemExit(f"FAIL: Ana's PB badge is not on her fastest run: {rows('session-runs')!r}")
+js("document.getElementById('session-dialog').close()")
+print(f"ok: session: {len(times)} runs fastest first, Ana's two with the PB badge on {pb_row}")
+
+# History: filters, sorts, search and export, on the page; each filter changes the list
+# (its own change event) and the table must come to show exactly the runs expected.
+table_ids = ("(() => { const r = [...document.querySelectorAll('#history tbody tr')]; "
+             "return r.map(tr => tr.dataset.run ? tr.dataset.run : 'none').join(','); })()")
+def expect(want, what):
+    end = time.time() + 10
+    while time.time() < end:
+        got = js(table_ids)
+        if got == want: return got
+        time.sleep(0.25)
+    raise SystemExit(f"FAIL: history {what}: shows {js(table_ids)!r}, expected {want!r}")
+def search(text):
+    js(f"document.getElementById('h-q').value = {json.dumps(text)}; document.getElementById('h-go').click()")
+ids = [str(v["run"]["id"]) for v in get_json("/api/results?limit=1000")]
+all_runs = ",".join(ids)
+n_all = len(ids)
+js("document.getElementById('h-go').click()")
+expect(all_runs, "unfiltered")
+choose("h-period", "week"); expect(all_runs, "this week")
+choose("h-period", "month"); expect(all_runs, "this month")
+choose("h-period", "range")
+until("!document.getElementById('h-range').hidden", "choosing dates did not show the date fields")
+choose("h-from", "2020-01-01"); choose("h-to", "2020-12-31"); expect("none", "between dates in 2020")
+choose("h-period", ""); expect(all_runs, "any time")
+choose("h-gates", "2"); expect("none", "two gates (a lone gate's runs)")
+choose("h-gates", "1"); expect(all_runs, "one gate")
+choose("h-gates", "")
+distance = int(first["distanceMetres"])
+choose("h-distance", str(distance) if distance == first["distanceMetres"] else str(first["distanceMetres"]))
+expect(all_runs, f"{distance} m")
+choose("h-distance", "")
+other = next(t for t in get_json("/api/settings")["startTypes"] if t != first["startType"])
+choose("h-start", other); expect("none", f"start type {other}")
+choose("h-start", "")
+fastest = [str(v["run"]["id"]) for v in sorted(get_json("/api/results?limit=1000"), key=lambda v: (v["run"]["seconds"], v["run"]["id"]))]
+choose("h-sort", "time"); expect(",".join(fastest), "fastest first")
+choose("h-sort", "oldest"); expect(",".join(reversed(ids)), "oldest first")
+choose("h-sort", "runs")
+# Most runs first: the athlete (or the unassigned runs) with the most runs, each group together.
+mine = [str(first["id"]), str(second["id"])]
+by_runs = [str(v["run"]["id"]) for v in get_json("/api/results?sort=runs&limit=1000")]
+groups = [v["run"].get("athleteID") for v in get_json("/api/results?sort=runs&limit=1000")]
+if [g for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g] != list(dict.fromkeys(groups)):
+    raise SystemExit(f"FAIL: the gate's most-runs order splits a group: {groups}")
+expect(",".join(by_runs), "most runs first")
+choose("h-sort", "date")
+search("ana"); expect(",".join(sorted(mine, key=int, reverse=True)), "searching 'ana'")
+search(f"{distance}m"); expect(all_runs, f"searching '{distance}m'")
+today = js("(() => { const d = new Date(); return d.getFullYear() + '-' + String(d.getMonth() + 1).padStart(2, '0') + '-' + String(d.getDate()).padStart(2, '0'); })()")
+search(today); expect(all_runs, f"searching today's date {today}")
+search("ben"); shown = expect(str(third["id"]), "searching 'ben'")
+href = js("document.getElementById('dl-csv').href")
+csv_rows = list(csv.reader(io.StringIO(urllib.request.urlopen(href, timeout=5).read().decode())))
+if "q=ben" not in href or len(csv_rows) != 2:
+    raise SystemExit(f"FAIL: the CSV export does not follow the filters: {href} gave {len(csv_rows) - 1} runs")
+js_rows = json.loads(urllib.request.urlopen(js("document.getElementById('dl-json').href"), timeout=5).read())
+if [str(v["run"]["id"]) for v in js_rows] != shown.split(","):
+    raise SystemExit("FAIL: the JSON export does not match the filtered history")
+search(""); expect(all_runs, "cleared search")
+print(f"ok: history: {n_all} runs; week, month, dates, gates, distance, start type, fastest, oldest, most runs, "
+      f"search by name, distance and date, and CSV/JSON export of the filter")
+
+# Data: what is stored; deleting the session; clearing everything (confirmed, PIN).
+until("/ runs? · /.test(document.getElementById('storage').textContent)", "the Data section shows no storage")
+used = js("document.getElementById('storage').textContent")
+js("window.confirm = () => true")
+js("document.querySelector('#sessions li[data-session] button').click()")
+until("document.getElementById('session-dialog').open", "the session did not open again")
+js("document.getElementById('s-delete').click()")
+until("/Session deleted with its \\d+ runs?/.test(document.getElementById('message').textContent)", "deleting the session did not say so")
+said = js("document.getElementById('message').textContent")
+if any(b["athleteID"] == ana["id"] for b in get_json("/api/bests")):
+    raise SystemExit("FAIL: Ana's bests outlived her deleted session")
+print(f"ok: data: {used}; {said}")
+post("PUT", "/api/next-athlete", {"athleteId": ben["id"]})
+post("POST", "/api/arm", {})
+end = time.time() + 30
+while not get_json("/api/results"):
+    if time.time() > end: raise SystemExit("FAIL: no run after the session was deleted")
+    time.sleep(0.3)
+js("document.getElementById('btn-clear-all').click()")
+until("/^Cleared: \\d+ runs? deleted/.test(document.getElementById('message').textContent)", "clear all did not say it cleared")
+until("/^[0-9.]+ MB used · [0-9] runs? · [0-9] sessions? · 0 athletes · /.test(document.getElementById('storage').textContent)",
+      "the Data section does not show the cleared store")
+left = get_json("/api/storage")
+if left["athletes"] != 0 or left["runs"] > 1:
+    raise SystemExit(f"FAIL: clear all left data behind: {left!r}")
+said, now = js("document.getElementById('message').textContent"), js("document.getElementById('storage').textContent")
+print(f"ok: clear all: {said}; now {now}")
