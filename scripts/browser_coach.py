@@ -166,6 +166,35 @@ search(""); expect(all_runs, "cleared search")
 print(f"ok: history: {n_all} runs; week, month, dates, gates, distance, start type, fastest, oldest, most runs, "
       f"search by name, distance and date, and CSV/JSON export of the filter")
 
+# Calculators: every converter mode on the page, with women's events and a bad entry.
+def calc(form, values):
+    sets = "; ".join(f"f.elements[{json.dumps(k)}].value = {json.dumps(v)}" for k, v in values.items())
+    js(f"(() => {{ const f = document.getElementById({json.dumps(form)}); {sets}; "
+       f"document.querySelector('#{form} .calc-out').textContent = ''; f.requestSubmit(); }})()")
+    return until(f"document.querySelector('#{form} .calc-out').textContent", f"the {form} calculator answered nothing")
+out = calc("calc-wind", {"event": "100m", "time": "10.05", "wind": "+1.8"})
+if "Still air" not in out: raise SystemExit(f"FAIL: wind adjustment: {out!r}")
+js("(() => { const s = document.querySelector('#calc-equivalent [name=sex]'); s.value = 'women'; s.dispatchEvent(new Event('change')); })()")
+events = js("[...document.querySelector('#calc-equivalent [name=from]').options].map(o => o.value)")
+if "100mH" not in events or "110mH" in events: raise SystemExit(f"FAIL: the women's events are not offered: {events}")
+eq = calc("calc-equivalent", {"from": "100mH", "time": "12.50", "to": "60mH"})
+if "100mH" not in eq or "60mH" not in eq or "points" not in eq: raise SystemExit(f"FAIL: women's equivalent: {eq!r}")
+fly = calc("calc-flying", {"distance": "30", "time": "3.00"})
+if "10.00 m/s · 36.0 km/h" not in fly or "flying 10 m: 1.00 s" not in fly: raise SystemExit(f"FAIL: flying sprint: {fly!r}")
+bad = calc("calc-flying", {"distance": "30", "time": "1"})
+if not bad.startswith("time") or not js("document.querySelector('#calc-flying .calc-out').classList.contains('bad')"):
+    raise SystemExit(f"FAIL: a flying 30 m in 1 s is not refused by name: {bad!r}")
+pred = calc("calc-predict", {"thirty": "3.78", "flyingTen": "0.81"})
+if not pred.startswith("Predicted 100 m: 9.58 s"): raise SystemExit(f"FAIL: 100 m predictor: {pred!r}")
+calc("calc-stagger", {"event": "400m", "lanes": "8"})
+lanes = until("document.querySelectorAll('#calc-stagger tbody tr').length === 8 && "
+              "[...document.querySelectorAll('#calc-stagger tbody tr')].map(tr => [...tr.cells].map(td => td.textContent))", "no stagger table")
+drawn = sorted(l[2] for l in lanes if l[2])
+if lanes[1][1] != "7.04 m" or lanes[7][1] != "53.03 m" or drawn != ["Ana Runner", "Ben Sprinter"]:
+    raise SystemExit(f"FAIL: 400 m staggers or the lane draw: {lanes}")
+print(f"ok: calculators: wind, women's {eq.strip()}, flying {fly.splitlines()[0]}, {pred.split(' (')[0]}, "
+      f"400 m staggers {lanes[1][1]}…{lanes[7][1]}, lanes drawn for {', '.join(drawn)}; a bad entry named: {bad!r}")
+
 # Data: what is stored; deleting the session; clearing everything (confirmed, PIN).
 until("/ runs? · /.test(document.getElementById('storage').textContent)", "the Data section shows no storage")
 used = js("document.getElementById('storage').textContent")

@@ -13,6 +13,8 @@ public struct CalculatorError: Error, Sendable, Hashable, CustomStringConvertibl
         case outsideTable(String, Sex, Double)
         case pointsOutsideTable(Int)
         case badNumber(String, String)
+        case outOfRange(String, Double, ClosedRange<Double>, String)
+        case inconsistent(String)
     }
 
     private let kind: Kind
@@ -26,6 +28,12 @@ public struct CalculatorError: Error, Sendable, Hashable, CustomStringConvertibl
     static func outsideTable(_ event: String, _ sex: Sex, _ time: Double) -> Self { Self(.outsideTable(event, sex, time)) }
     static func pointsOutsideTable(_ p: Int) -> Self { Self(.pointsOutsideTable(p)) }
     static func badNumber(_ what: String, _ text: String) -> Self { Self(.badNumber(what, text)) }
+    /// `what` (a field name first: "time", "distance") is outside `range`, in `unit`.
+    static func outOfRange(_ what: String, _ value: Double, _ range: ClosedRange<Double>, _ unit: String) -> Self {
+        Self(.outOfRange(what, value, range, unit))
+    }
+    /// Values that cannot belong together, said in one sentence starting with the field.
+    static func inconsistent(_ sentence: String) -> Self { Self(.inconsistent(sentence)) }
 
     public var description: String {
         switch kind {
@@ -47,6 +55,13 @@ public struct CalculatorError: Error, Sendable, Hashable, CustomStringConvertibl
             return "\(p) points is outside the scoring tables (\(ScoringTables.minimumPoints)...\(ScoringTables.maximumPoints))"
         case let .badNumber(what, text):
             return "\(what) '\(text)' is not a number"
+        case let .outOfRange(what, v, range, unit):
+            // Whole numbers (lane counts, metres) print without decimals.
+            let places = [v, range.lowerBound, range.upperBound].allSatisfy { $0 == $0.rounded() } ? 0 : 2
+            return "\(what) \(CalcText.fixed(v, places))\(unit) is outside "
+                + "\(CalcText.fixed(range.lowerBound, places))...\(CalcText.fixed(range.upperBound, places))\(unit)"
+        case let .inconsistent(sentence):
+            return sentence
         }
     }
 }

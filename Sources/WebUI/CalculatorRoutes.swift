@@ -5,10 +5,17 @@ import Calculators
 import Foundation
 import Hummingbird
 
-/// `GET /api/calc/events`, `/api/calc/wind`, `/api/calc/points`, `/api/calc/equivalent`.
+/// `GET /api/calc/events`, `/api/calc/wind`, `/api/calc/points`, `/api/calc/equivalent`,
+/// `/api/calc/flying`, `/api/calc/predict100`, `/api/calc/stagger`.
 /// Numbers are read as a coach writes them ("10.05", "+1.8", "1:02.35").
 enum CalculatorRoutes {
-    struct Events: Codable { var wind: [String]; var scored: [String: [String]] }
+    struct Events: Codable {
+        var wind: [String]
+        var scored: [String: [String]]
+        /// Events run in lanes with a stagger.
+        var staggered: [String]
+        var flyingDistances: [Double]
+    }
     struct Wind: Codable {
         var event: String
         /// Seconds run, wind in m/s (tail wind positive).
@@ -20,11 +27,36 @@ enum CalculatorRoutes {
     }
     struct Mark: Codable { var event: String; var sex: String; var time: Double; var points: Int }
     struct EquivalentMark: Codable { var from: Mark; var to: Mark }
+    struct Flying: Codable {
+        struct Equivalent: Codable { var distance: Double; var time: Double }
+        var distance: Double
+        var time: Double
+        var metresPerSecond: Double
+        var kilometresPerHour: Double
+        var milesPerHour: Double
+        var equivalents: [Equivalent]
+    }
+    struct Prediction: Codable {
+        var thirty: Double
+        var flyingTen: Double
+        var topSpeed: Double
+        var lastSeventy: Double
+        var hundred: Double
+        /// How much longer than at top speed the last 70 m take (the model's one factor).
+        var speedEndurance: Double
+    }
+    struct Staggers: Codable {
+        struct Lane: Codable { var lane: Int; var stagger: Double }
+        var event: String
+        var bends: Int
+        var lanes: [Lane]
+    }
 
     static func add(to router: Router<WebContext>) {
         router.get("/api/calc/events") { _, _ in
             try json(Events(wind: WindEvent.allCases.map(\.rawValue),
-                            scored: Dictionary(uniqueKeysWithValues: Sex.allCases.map { ($0.rawValue, ScoringTables.events(for: $0).map(\.rawValue)) })))
+                            scored: Dictionary(uniqueKeysWithValues: Sex.allCases.map { ($0.rawValue, ScoringTables.events(for: $0).map(\.rawValue)) }),
+                            staggered: Stagger.bends.keys.sorted(), flyingDistances: FlyingSprint.distances))
         }
         router.get("/api/calc/wind") { request, _ in
             let q = request.uri.queryParameters
@@ -53,6 +85,36 @@ enum CalculatorRoutes {
             let e = try calc(["to", "time"]) { () throws(CalculatorError) in try ScoringTables.equivalent(from: from, time: time, to: to, sex: sex) }
             return try json(EquivalentMark(from: mark(e.from), to: mark(e.to)))
         }
+        router.get("/api/calc/flying") { request, _ in
+            let q = request.uri.queryParameters
+            let distance = try number(q, "distance", "metres, such as 30")
+            let time = try seconds(q, "time")
+            let c = try calc(["distance", "time"]) { () throws(CalculatorError) in try FlyingSprint.convert(distance: distance, time: time) }
+            return try json(Flying(distance: c.distance, time: c.time, metresPerSecond: c.metresPerSecond,
+                                   kilometresPerHour: c.kilometresPerHour, milesPerHour: c.milesPerHour,
+                                   equivalents: c.equivalents.map { .init(distance: $0.distance, time: $0.time) }))
+        }
+        router.get("/api/calc/predict100") { request, _ in
+            let q = request.uri.queryParameters
+            let thirty = try seconds(q, "thirty")
+            let flyingTen = try seconds(q, "flyingTen")
+            let p = try calc(["thirty", "flyingTen"]) { () throws(CalculatorError) in try HundredPredictor.predict(thirty: thirty, flyingTen: flyingTen) }
+            return try json(Prediction(thirty: p.thirty, flyingTen: p.flyingTen, topSpeed: p.topSpeed, lastSeventy: p.lastSeventy,
+                                       hundred: p.hundred, speedEndurance: HundredPredictor.speedEndurance))
+        }
+        router.get("/api/calc/stagger") { request, _ in
+            let q = request.uri.queryParameters
+            let event = try text(q, "event")
+            let lanes = Int(try number(q, "lanes", "a lane count 1...9"))
+            let s = try calc(["event", "lanes"]) { () throws(CalculatorError) in try Stagger.staggers(event: event, laneCount: lanes) }
+            return try json(Staggers(event: event, bends: Stagger.bends[event] ?? 0,
+                                     lanes: s.enumerated().map { .init(lane: $0.offset + 1, stagger: $0.element) }))
+        }
+    }
+
+    static func number(_ q: Parameters, _ key: String, _ what: String) throws -> Double {
+        guard let v = CalcText.parse(try text(q, key)), v.isFinite else { throw APIError.invalid(key, what) }
+        return v
     }
 
     /// Runs a calculation; its error becomes a 400 naming the field at fault.
@@ -64,6 +126,8 @@ enum CalculatorRoutes {
 
     /// Which field a calculator error is about, from its sentence.
     static func field(for error: CalculatorError, _ candidates: [String]) -> String {
+        // The newer modes' errors start with the field's own name.
+        if let first = error.description.split(separator: " ").first.map(String.init), candidates.contains(first) { return first }
         let d = error.description.lowercased()
         if d.hasPrefix("wind") { return "wind" }
         if d.hasPrefix("time") || d.contains("outside the") && !d.contains("wind") { return "time" }

@@ -51,8 +51,36 @@ import Testing
                     #expect(r.errorField == field, "\(q): \(r.text)")
                 }
             }
+            try await client.execute(uri: "/api/calc/flying?distance=30&time=3.00", method: .get) { r in
+                #expect(r.json["metresPerSecond"] as? Double == 10)
+                #expect((r.json["equivalents"] as? [[String: Any]])?.first?["time"] as? Double == 1)
+            }
+            try await client.execute(uri: "/api/calc/predict100?thirty=3.78&flyingTen=0.81", method: .get) { r in
+                #expect(abs((r.json["hundred"] as? Double ?? 0) - 9.58) < 0.005)
+            }
+            try await client.execute(uri: "/api/calc/stagger?event=400m&lanes=8", method: .get) { r in
+                let lanes = r.json["lanes"] as? [[String: Any]] ?? []
+                #expect(lanes.count == 8)
+                #expect(abs((lanes.last?["stagger"] as? Double ?? 0) - 53.03) < 0.005)
+            }
+            for (path, field) in [("flying?distance=0&time=3", "distance"), ("flying?distance=30&time=1", "time"),
+                                  ("flying?distance=x&time=3", "distance"), ("predict100?thirty=2&flyingTen=1", "thirty"),
+                                  ("predict100?thirty=4.3&flyingTen=1.5", "flyingTen"), ("stagger?event=100m&lanes=8", "event"),
+                                  ("stagger?event=400m&lanes=12", "lanes")] {
+                try await client.execute(uri: "/api/calc/\(path)", method: .get) { r in
+                    #expect(r.status == .badRequest, "\(path)")
+                    #expect(r.errorField == field, "\(path): \(r.text)")
+                }
+            }
             try await client.execute(uri: "/api/calc/events", method: .get) { r in
                 #expect((r.json["wind"] as? [String])?.contains("100m") == true)
+                // Women's events are there to choose: the 100 m hurdles are theirs.
+                #expect(((r.json["scored"] as? [String: Any])?["women"] as? [String])?.contains("100mH") == true)
+                #expect(r.json["staggered"] as? [String] == ["200m", "400m", "4x400m"])
+            }
+            try await client.execute(uri: "/api/calc/equivalent?from=100mH&sex=women&time=12.50&to=60mH", method: .get) { r in
+                #expect(r.status == .ok, "\(r.text)")
+                #expect(((r.json["to"] as? [String: Any])?["sex"] as? String) == "women")
             }
         }
     }

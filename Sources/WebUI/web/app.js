@@ -181,9 +181,12 @@ async function sessionRuns() {
   const s = state.session; if (!s) return;
   const p = new URLSearchParams({ session: String(s.id), sort: "time", limit: "1000" });
   if ($("s-athlete").value) p.set("athlete", $("s-athlete").value);
-  const tb = document.querySelector("#session-runs tbody"); tb.replaceChildren();
+  const tb = document.querySelector("#session-runs tbody");
+  const mine = state.sessionRequest = (state.sessionRequest || 0) + 1;
   let rows;
   try { rows = await api("GET", "/api/results?" + p); } catch (e) { say(e.message, true); return; }
+  if (mine !== state.sessionRequest) return;
+  tb.replaceChildren();
   rows.forEach((v, i) => {
     const r = v.run, tr = el("tr"); tr.dataset.run = String(r.id);
     tr.append(el("td", String(i + 1)), athleteCell(r.athleteName, r.athleteColour), el("td", course(r.startType, r.distanceMetres)));
@@ -198,9 +201,11 @@ async function sessionRuns() {
 // the personal best and what it gained.
 async function loadBests() {
   const a = $("b-athlete").value, tb = document.querySelector("#bests tbody");
+  const mine = state.bestsRequest = (state.bestsRequest || 0) + 1;
   let list;
   try { list = await api("GET", "/api/bests" + (a ? "?athlete=" + a : "")); }
   catch (e) { const tr = el("tr"), td = el("td", e.message); td.colSpan = 7; tr.append(td); tb.replaceChildren(tr); return; }
+  if (mine !== state.bestsRequest) return;
   tb.replaceChildren();
   for (const b of list) {
     const tr = el("tr"); tr.dataset.athlete = String(b.athleteID);
@@ -536,8 +541,14 @@ async function loadHistory() {
   $("dl-csv").href = "/api/export.csv?" + p; $("dl-json").href = "/api/export.json?" + p;
   let rows;
   const tb = document.querySelector("#history tbody");
+  // Filters change quickly on a phone: only the newest request's answer is shown.
+  const mine = state.historyRequest = (state.historyRequest || 0) + 1;
   try { rows = await api("GET", "/api/results?" + p); }
-  catch (e) { const tr = el("tr"), td = el("td", e.message); td.colSpan = 6; tr.append(td); tb.replaceChildren(tr); return; }
+  catch (e) {
+    if (mine !== state.historyRequest) return;
+    const tr = el("tr"), td = el("td", e.message); td.colSpan = 6; tr.append(td); tb.replaceChildren(tr); return;
+  }
+  if (mine !== state.historyRequest) return;
   tb.replaceChildren();
   const unit = state.settings ? state.settings.speedUnit : "";
   for (const v of rows) {
@@ -609,35 +620,70 @@ function wire() {
 }
 
 
-// Calculators: wind adjustment and equivalent performances (read-only, no PIN).
+// Calculators (read-only, no PIN): wind adjustment, equivalent performances on the
+// scoring tables (men's and women's events), the flying sprint converter, the 100 m
+// predictor and lane staggers with a lane draw.
 window.SprintGateCalc = async function () {
   const box = $("calc");
   let ev;
   try { ev = await api("GET", "/api/calc/events"); } catch (e) { box.textContent = "Calculators unavailable: " + e.message; return; }
-  function form(title, fields, path, show) {
-    const f = el("form", undefined, "calc-form"); f.append(el("strong", title));
+  function form(id, title, fields, path, show) {
+    const f = el("form", undefined, "calc-form"); f.id = id; f.append(el("strong", title));
     const row = el("div", undefined, "row"), inputs = {};
     for (const [name, label, opts, value] of fields) {
       const l = el("label", label);
       const i = opts ? document.createElement("select") : document.createElement("input");
       if (opts) for (const o of opts) i.append(new Option(o, o)); else { i.size = 6; i.inputMode = "decimal"; }
       if (value) i.value = value;
-      inputs[name] = i; l.append(i); row.append(l);
+      i.name = name; inputs[name] = i; l.append(i); row.append(l);
     }
-    const out = el("div", "", "small"), go = el("button", "Calculate"); go.type = "submit"; row.append(go);
+    const out = el("div", "", "small calc-out"), go = el("button", "Calculate"); go.type = "submit"; row.append(go);
     f.append(row, out);
     f.onsubmit = async (e) => {
       e.preventDefault();
       const p = new URLSearchParams(); for (const k in inputs) p.set(k, inputs[k].value.trim());
-      try { out.style.color = ""; out.textContent = show(await api("GET", path + "?" + p)); }
-      catch (err) { out.style.color = "var(--stop)"; out.textContent = err.message; }
+      try { out.classList.remove("bad"); const r = show(await api("GET", path + "?" + p)); out.replaceChildren(r); }
+      catch (err) { out.classList.add("bad"); out.textContent = err.message; }
     };
     box.append(f);
+    return inputs;
   }
-  form("Wind adjustment", [["event", "Event", ev.wind], ["time", "Time s", null, ""], ["wind", "Wind m/s", null, "+0.0"]], "/api/calc/wind",
+  form("calc-wind", "Wind adjustment", [["event", "Event", ev.wind], ["time", "Time s", null, ""], ["wind", "Wind m/s", null, "+0.0"]], "/api/calc/wind",
     (r) => "Still air: " + fmt(r.stillAirTime, 2) + " s · at +2.0: " + fmt(r.atLegalLimit, 2) + " s · " + (r.legal ? "legal wind" : "wind-assisted"));
-  form("Equivalent performance", [["sex", "Sex", Object.keys(ev.scored)], ["from", "From", ev.scored.men], ["time", "Time s", null, ""], ["to", "To", ev.scored.men]], "/api/calc/equivalent",
+  const eq = form("calc-equivalent", "Equivalent performance", [["sex", "Sex", Object.keys(ev.scored)], ["from", "From", ev.scored.men], ["time", "Time s", null, ""], ["to", "To", ev.scored.men]], "/api/calc/equivalent",
     (r) => r.from.time.toFixed(2) + " s " + r.from.event + " = " + r.from.points + " points = " + r.to.time.toFixed(2) + " s " + r.to.event);
+  // The events follow the sex chosen: the women's tables have the 100 m hurdles, the men's the 110 m.
+  eq.sex.onchange = () => {
+    for (const k of ["from", "to"]) {
+      const keep = eq[k].value;
+      eq[k].replaceChildren(...ev.scored[eq.sex.value].map((o) => new Option(o, o)));
+      if (ev.scored[eq.sex.value].includes(keep)) eq[k].value = keep;
+    }
+  };
+  eq.to.value = "200m";
+  const distances = ev.flyingDistances.map((d) => String(d));
+  const fly = form("calc-flying", "Flying sprint", [["distance", "Flying m", distances, "30"], ["time", "Time s", null, ""]], "/api/calc/flying",
+    (r) => fmt(r.metresPerSecond, 2) + " m/s · " + fmt(r.kilometresPerHour, 1) + " km/h · " + fmt(r.milesPerHour, 1) + " mph\n" +
+      r.equivalents.map((q) => "flying " + (q.distance === 36.576 ? "40 yd" : fmt(q.distance, 0) + " m") + ": " + fmt(q.time, 2) + " s").join(" · "));
+  fly.distance.value = "30";
+  form("calc-predict", "100 m predictor", [["thirty", "30 m blocks s", null, ""], ["flyingTen", "Flying 10 m s", null, ""]], "/api/calc/predict100",
+    (r) => "Predicted 100 m: " + fmt(r.hundred, 2) + " s (30 m " + fmt(r.thirty, 2) + " s + 70 m " + fmt(r.lastSeventy, 2) + " s; top speed " +
+      fmt(r.topSpeed, 2) + " m/s, the last 70 m " + fmt((r.speedEndurance - 1) * 100, 1) + " % slower than at top speed)");
+  form("calc-stagger", "Lane stagger", [["event", "Event", ev.staggered, "400m"], ["lanes", "Lanes", null, "8"]], "/api/calc/stagger", (r) => {
+    // With athletes on the gate, draw them at random into the lanes.
+    const names = [...$("sel-athlete").options].filter((o) => o.value).map((o) => o.textContent);
+    for (let i = names.length - 1; i > 0; i--) { const j = Math.floor(Math.random() * (i + 1)); [names[i], names[j]] = [names[j], names[i]]; }
+    const t = el("table"), head = el("tr");
+    for (const h of ["Lane", "Stagger", names.length ? "Drawn" : ""]) head.append(el("th", h));
+    t.append(el("thead")); t.tHead.append(head);
+    const body = el("tbody");
+    for (const l of r.lanes) {
+      const tr = el("tr"); tr.append(el("td", String(l.lane)), el("td", fmt(l.stagger, 2) + " m"), el("td", names[l.lane - 1] || ""));
+      body.append(tr);
+    }
+    t.append(body);
+    return t;
+  });
 };
 
 window.addEventListener("DOMContentLoaded", async () => {
