@@ -195,6 +195,54 @@ if lanes[1][1] != "7.04 m" or lanes[7][1] != "53.03 m" or drawn != ["Ana Runner"
 print(f"ok: calculators: wind, women's {eq.strip()}, flying {fly.splitlines()[0]}, {pred.split(' (')[0]}, "
       f"400 m staggers {lanes[1][1]}…{lanes[7][1]}, lanes drawn for {', '.join(drawn)}; a bad entry named: {bad!r}")
 
+# A finish placed by hand on the photo finish: a real tap 20 columns before the crossing
+# the gate timed re-times Ana's first run; the run, her bests and the export follow, and
+# it can be put back.
+end = time.time() + 30
+while not get_json(f"/api/results/{first['id']}")["run"].get("photoScale"):
+    if time.time() > end: raise SystemExit("FAIL: Ana's first run got no photo finish with a time scale")
+    time.sleep(0.3)
+js("document.getElementById('h-go').click()")
+until(f"!!document.querySelector(\"#history tr[data-run='{first['id']}'] button\")", "Ana's first run is not in the history")
+js(f"[...document.querySelectorAll(\"#history tr[data-run='{first['id']}'] button\")].find(b => b.textContent === 'Photo').click()")
+until("document.getElementById('photo-dialog').open && !document.getElementById('correct-box').hidden && "
+      "document.getElementById('photo').complete && document.getElementById('photo').naturalWidth > 0", "the photo finish offers no correction")
+js("document.getElementById('photo').scrollIntoView({block: 'center'})")
+time.sleep(0.3)
+x, y = js("(() => { const i = document.getElementById('photo'), b = i.getBoundingClientRect(), s = correction.run.photoScale; "
+          "return [b.left + (s.crossingX - 20 + 0.5) / i.naturalWidth * b.width, b.top + b.height * 0.6]; })()")
+for kind in ["mousePressed", "mouseReleased"]:
+    c.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", buttons=1 if kind == "mousePressed" else 0, clickCount=1)
+offset = until("correction.offsetMs", "tapping the photo placed no finish")
+per_column = js("correction.run.photoScale.millisecondsPerColumn")
+if abs(offset + 20 * per_column) > per_column:
+    raise SystemExit(f"FAIL: a tap 20 columns before the crossing placed it at {offset} ms ({per_column} ms per column)")
+info = js("document.getElementById('correct-info').textContent")
+js("document.getElementById('btn-correct').click()")
+until("/^Run corrected/.test(document.getElementById('message').textContent)", "saving the correction did not say so")
+r = get_json(f"/api/results/{first['id']}")["run"]
+if abs(r["seconds"] - (first["seconds"] + offset / 1000)) > 1e-6 or abs(r.get("measuredSeconds", 0) - first["seconds"]) > 1e-9:
+    raise SystemExit(f"FAIL: the corrected run is not {first['seconds']} s {offset:+} ms with the measured time kept: {r!r}")
+ana_best = next(b for b in get_json("/api/bests") if b["athleteID"] == ana["id"])
+if abs(ana_best["personalBest"]["seconds"] - min(r["seconds"], second["seconds"])) > 1e-9:
+    raise SystemExit(f"FAIL: Ana's PB does not follow the corrected time: {ana_best!r}")
+choose("b-athlete", "")
+until("[...document.querySelectorAll('#bests tbody tr')].some(tr => tr.cells[2].textContent === "
+      f"'{min(r['seconds'], second['seconds']):.3f}')", "the bests table does not show the corrected PB")
+exported = list(csv.reader(io.StringIO(urllib.request.urlopen(base + "/api/export.csv", timeout=5).read().decode())))
+head, row = exported[0], next(x for x in exported[1:] if x[0] == str(first["id"]))
+if row[head.index("time_s")] != f"{r['seconds']:.3f}" or row[head.index("measured_time_s")] != f"{first['seconds']:.3f}":
+    raise SystemExit(f"FAIL: the export does not carry the corrected and measured times: {row!r}")
+until(f"!!document.querySelector(\"#history tr[data-run='{first['id']}'] .fixed\")", "the history does not mark the run corrected")
+js("document.getElementById('btn-uncorrect').click()")
+until("/^Back to the measured time/.test(document.getElementById('message').textContent)", "undoing the correction did not say so")
+back = get_json(f"/api/results/{first['id']}")["run"]
+if back["seconds"] != first["seconds"] or back.get("measuredSeconds") is not None:
+    raise SystemExit(f"FAIL: undoing the correction did not restore the measured time: {back!r}")
+js("document.getElementById('photo-dialog').close()")
+print(f"ok: correction: {info} Saved as {r['seconds']:.4f} s (measured {first['seconds']:.4f} s), PB, bests table and "
+      f"export followed; put back to {back['seconds']:.4f} s")
+
 # Data: what is stored; deleting the session; clearing everything (confirmed, PIN).
 until("/ runs? · /.test(document.getElementById('storage').textContent)", "the Data section shows no storage")
 used = js("document.getElementById('storage').textContent")

@@ -19,6 +19,9 @@ public struct EncodedPhotoFinish: Sendable {
     public var thumbnails: [[UInt8]]
     /// Nil when the capture held no frame for the strip.
     public var frames: FrameStrip?
+    /// Where the crossing and the time axis are in `jpeg`; nil for a photo from another
+    /// gate (a race's photo bundle carries none).
+    public var scale: PhotoScale?
 }
 
 /// A photo (`PhotoBundle`) or frame strip (`FrameStrip`) of this gate's crossing on its
@@ -172,7 +175,10 @@ public final class PhotoFinishLink: @unchecked Sendable {
         for t in picture.thumbnails {
             thumbs.append(try PhotoFinishJPEG.encode(luma: t.pixels, width: t.width, height: t.height))
         }
-        return EncodedPhotoFinish(jpeg: jpeg, thumbnails: thumbs, frames: try strip(of: capture))
+        let l = picture.layout
+        let scale = PhotoScale(crossingX: Double(l.compositeX) + l.column(of: picture.crossing.time),
+                               nanosecondsPerColumn: l.nanosecondsPerColumn, compositeX: l.compositeX, compositeWidth: l.compositeWidth)
+        return EncodedPhotoFinish(jpeg: jpeg, thumbnails: thumbs, frames: try strip(of: capture), scale: scale)
     }
 
     /// The capture's frames around the crossing as a `FrameStrip`, nil when it has none.
@@ -266,7 +272,7 @@ public final class PhotoFinishLink: @unchecked Sendable {
         if let strip = photo.frames { save(strip, match.runID, match.gateIndex) }
         do {
             if match.finish {
-                try store.savePhoto(runID: runID, jpeg: photo.jpeg, thumbnails: photo.thumbnails)
+                try store.savePhoto(runID: runID, jpeg: photo.jpeg, thumbnails: photo.thumbnails, scale: photo.scale)
             }
             if match.race {
                 try store.saveGatePhoto(runID: runID, gateIndex: match.gateIndex, jpeg: photo.jpeg)

@@ -77,7 +77,8 @@ enum CSV {
         let athletes = Dictionary(doc.athletes.compactMap { a in a.id.map { ($0, a) } }, uniquingKeysWith: { a, _ in a })
         let maxGates = doc.runs.map(\.run.splits.count).max() ?? 0
         var header = ["run_id", "session_id", "start_local", "athlete", "nickname", "start_type", "preset", "distance_m",
-                      "time_s", "false_start", "false_start_reason", "gate_count", "personal_best", "season_best", "notes"]
+                      "time_s", "false_start", "false_start_reason", "gate_count", "personal_best", "season_best", "notes",
+                      "measured_time_s"]
         for g in 0..<maxGates {
             let p = "gate\(g + 1)_"
             header += [p + "distance_m", p + "time_s", p + "segment_s", p + "speed_mps", p + "uncertainty_ms"]
@@ -96,6 +97,8 @@ enum CSV {
                 a?.name ?? "", a?.nickname ?? "", r.startType, r.presetID ?? "", r.distance.map(decimal) ?? "",
                 r.totalNs.map(seconds) ?? "", r.falseStart ? "1" : "0", r.falseStartReason ?? "", "\(r.gateCount)",
                 e.personalBest ? "1" : "0", e.seasonBest ? "1" : "0", r.notes,
+                // The time the gate measured, when a coach corrected the run by hand.
+                r.originalTotalNs.map(seconds) ?? "",
             ]
             for g in 0..<maxGates {
                 if g < r.splits.count {

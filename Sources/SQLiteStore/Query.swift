@@ -54,7 +54,8 @@ enum Query {
         StoredRun(id: r["id"], sessionID: r["session_id"], startType: r["start_type"], presetID: r["preset_id"],
                   distance: r["distance_m"], athleteID: r["athlete_id"], wallStartMs: r["wall_start_ms"],
                   startMonoNs: r["start_mono_ns"], totalNs: r["total_ns"], falseStart: r["false_start"],
-                  falseStartReason: r["false_start_reason"], gateCount: r["gate_count"], notes: r["notes"])
+                  falseStartReason: r["false_start_reason"], gateCount: r["gate_count"], notes: r["notes"],
+                  originalTotalNs: r["original_total_ns"])
     }
 
     /// Turns `select`/`from` rows into history rows, loading each run's splits and crossings.

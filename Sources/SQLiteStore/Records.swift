@@ -202,11 +202,15 @@ public struct StoredRun: Sendable, Hashable, Codable, Identifiable {
     public var splits: [StoredSplit]
     public var crossings: [StoredCrossing]
     public var notes: String
+    /// The total the gate measured, when a coach has corrected the run by hand on its
+    /// photo finish (`totalNs` is then the corrected time); nil for an uncorrected run.
+    public var originalTotalNs: Int64?
 
     public init(id: Int64? = nil, sessionID: Int64? = nil, startType: String, presetID: String? = nil,
                 distance: Double? = nil, athleteID: Int64? = nil, wallStartMs: Int64, startMonoNs: Int64 = 0,
                 totalNs: Int64?, falseStart: Bool = false, falseStartReason: String? = nil, gateCount: Int = 1,
-                splits: [StoredSplit] = [], crossings: [StoredCrossing] = [], notes: String = "") {
+                splits: [StoredSplit] = [], crossings: [StoredCrossing] = [], notes: String = "", originalTotalNs: Int64? = nil) {
+        self.originalTotalNs = originalTotalNs
         self.id = id
         self.sessionID = sessionID
         self.startType = startType
@@ -306,11 +310,42 @@ public struct StoredPhoto: Sendable, Hashable {
     public var runID: Int64
     public var jpeg: [UInt8]
     public var thumbnails: [[UInt8]]
+    /// The image's time scale; nil for an image stored without one (a race gate's).
+    public var scale: PhotoScale?
 
-    public init(runID: Int64, jpeg: [UInt8], thumbnails: [[UInt8]]) {
+    public init(runID: Int64, jpeg: [UInt8], thumbnails: [[UInt8]], scale: PhotoScale? = nil) {
         self.runID = runID
         self.jpeg = jpeg
         self.thumbnails = thumbnails
+        self.scale = scale
+    }
+}
+
+/// Where time runs in a photo-finish image: the slit-scan composite spans image columns
+/// `compositeX ..< compositeX + compositeWidth`, the crossing the gate timed is at image
+/// column `crossingX` (fractional), and each column is `nanosecondsPerColumn` later than
+/// the one on its left.
+public struct PhotoScale: Sendable, Hashable, Codable {
+    public var crossingX: Double
+    public var nanosecondsPerColumn: Double
+    public var compositeX: Int
+    public var compositeWidth: Int
+    public init(crossingX: Double, nanosecondsPerColumn: Double, compositeX: Int, compositeWidth: Int) {
+        self.crossingX = crossingX
+        self.nanosecondsPerColumn = nanosecondsPerColumn
+        self.compositeX = compositeX
+        self.compositeWidth = compositeWidth
+    }
+
+    /// The offsets from the timed crossing the composite shows, nanoseconds.
+    public var offsetRange: ClosedRange<Int64> {
+        let first = (Double(compositeX) - crossingX) * nanosecondsPerColumn
+        let last = (Double(compositeX + compositeWidth - 1) - crossingX) * nanosecondsPerColumn
+        return Int64(first.rounded(.up))...Int64(last.rounded(.down))
+    }
+
+    var isUsable: Bool {
+        crossingX.isFinite && nanosecondsPerColumn.isFinite && nanosecondsPerColumn > 0 && compositeWidth >= 2 && compositeX >= 0
     }
 }
 

@@ -402,15 +402,19 @@ public final class RunStore: Sendable {
 
     /// Stores (or replaces) the photo-finish image of a run: a JPEG and its thumbnails,
     /// smallest first. Each must be a JPEG (starts with FF D8) of at most `maxPhotoBytes`.
-    public func savePhoto(runID: Int64, jpeg: [UInt8], thumbnails: [[UInt8]]) throws(StoreError) {
+    /// `scale` places the image on the run's time axis (nil: the image has none).
+    public func savePhoto(runID: Int64, jpeg: [UInt8], thumbnails: [[UInt8]], scale: PhotoScale? = nil) throws(StoreError) {
         try Validate.jpeg(jpeg, field: "jpeg")
         for (i, t) in thumbnails.enumerated() { try Validate.jpeg(t, field: "thumbnails[\(i)]") }
+        if let s = scale, !s.isUsable { throw StoreError(.invalid, "scale: not a usable time scale (\(s))") }
         try writeTransaction("store a photo") { db in
             guard try Int64.fetchOne(db, sql: "SELECT id FROM runs WHERE id = ?", arguments: [runID]) != nil else {
                 throw StoreError(.notFound, "run \(runID) does not exist")
             }
             try db.execute(sql: "DELETE FROM photos WHERE run_id = ?", arguments: [runID])
-            try db.execute(sql: "INSERT INTO photos (run_id, jpeg) VALUES (?, ?)", arguments: [runID, Data(jpeg)])
+            try db.execute(sql: """
+                INSERT INTO photos (run_id, jpeg, crossing_x, ns_per_column, composite_x, composite_width) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [runID, Data(jpeg), scale?.crossingX, scale?.nanosecondsPerColumn, scale?.compositeX, scale?.compositeWidth])
             for (i, t) in thumbnails.enumerated() {
                 try db.execute(sql: "INSERT INTO photo_thumbnails (run_id, position, jpeg) VALUES (?, ?, ?)",
                                arguments: [runID, i, Data(t)])
@@ -421,10 +425,11 @@ public final class RunStore: Sendable {
     /// The photo-finish image of a run, or nil when none was stored.
     public func photo(runID: Int64) throws(StoreError) -> StoredPhoto? {
         try read("read a photo") { db in
-            guard let full = try Data.fetchOne(db, sql: "SELECT jpeg FROM photos WHERE run_id = ?", arguments: [runID]) else { return nil }
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM photos WHERE run_id = ?", arguments: [runID]) else { return nil }
+            let full: Data = row["jpeg"]
             let thumbs = try Data.fetchAll(db, sql: "SELECT jpeg FROM photo_thumbnails WHERE run_id = ? ORDER BY position",
                                            arguments: [runID])
-            return StoredPhoto(runID: runID, jpeg: [UInt8](full), thumbnails: thumbs.map { [UInt8]($0) })
+            return StoredPhoto(runID: runID, jpeg: [UInt8](full), thumbnails: thumbs.map { [UInt8]($0) }, scale: Self.scale(from: row))
         }
     }
 

@@ -10,6 +10,7 @@ enum Schema {
     static let v3 = "v3-gate-photos"
     static let v4 = "v4-gate-frames"
     static let v5 = "v5-athlete-colours"
+    static let v6 = "v6-photo-scale-corrections"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -150,6 +151,18 @@ enum Schema {
         m.registerMigration(v5) { db in
             // The reference app's eight colours have gray where v1 had teal.
             try db.execute(sql: "UPDATE athletes SET colour = 'gray' WHERE colour = 'teal'")
+        }
+        m.registerMigration(v6) { db in
+            // A photo finish's time scale (where the crossing is and the time per column),
+            // so a coach can place the crossing by hand; a corrected run keeps the time the
+            // gate measured in `original_total_ns`.
+            try db.execute(sql: """
+                ALTER TABLE photos ADD COLUMN crossing_x REAL;
+                ALTER TABLE photos ADD COLUMN ns_per_column REAL;
+                ALTER TABLE photos ADD COLUMN composite_x INTEGER;
+                ALTER TABLE photos ADD COLUMN composite_width INTEGER;
+                ALTER TABLE runs ADD COLUMN original_total_ns INTEGER;
+                """)
         }
         return m
     }

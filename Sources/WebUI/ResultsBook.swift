@@ -84,6 +84,12 @@ public struct RunRecord: Sendable, Hashable, Codable {
     public var sessionID: Int64?
     /// The athlete's colour, one of `Athlete.colours`.
     public var athleteColour: String?
+    /// The time the gate measured, when a coach corrected the run by hand on its photo
+    /// finish (`seconds` is then the corrected time).
+    public var measuredSeconds: Double?
+    public var corrected: Bool { measuredSeconds != nil }
+    /// The photo finish's time scale (run details only): where the timed crossing is.
+    public var photoScale: PhotoScaleView?
 
     public init(id: Int64, seconds: Double, splits: [Double], startType: String, preset: String?,
                 distanceMetres: Double?, athleteID: Int64?, athleteName: String?, personalBest: Bool,
@@ -131,6 +137,22 @@ public struct Athlete: Sendable, Hashable, Codable {
     /// Whether `q` (already lowercased) is in the name or nickname.
     public func matches(_ q: String) -> Bool {
         q.isEmpty || name.lowercased().contains(q) || (nickname?.lowercased().contains(q) ?? false)
+    }
+}
+
+/// Where time runs in a run's photo-finish image, for placing the crossing by hand: image
+/// column `x` is `(x − crossingX) × millisecondsPerColumn` from the crossing the gate timed.
+public struct PhotoScaleView: Sendable, Hashable, Codable {
+    public var crossingX: Double
+    public var millisecondsPerColumn: Double
+    /// The slit-scan composite's first image column and its width.
+    public var compositeX: Int
+    public var compositeWidth: Int
+    public init(crossingX: Double, millisecondsPerColumn: Double, compositeX: Int, compositeWidth: Int) {
+        self.crossingX = crossingX
+        self.millisecondsPerColumn = millisecondsPerColumn
+        self.compositeX = compositeX
+        self.compositeWidth = compositeWidth
     }
 }
 
@@ -269,6 +291,9 @@ public protocol ResultsBook: Sendable {
     func storage() throws(ResultsBookError) -> StorageSummary
     /// Deletes every run, session, image, athlete and best; returns how many runs went.
     func clearAll() throws(ResultsBookError) -> Int
+    /// Re-times a run from its finish placed by hand `offsetMs` from the crossing the gate
+    /// timed on its photo finish; nil puts the measured time back.
+    func correctFinish(id: Int64, offsetMs: Double?) throws(ResultsBookError) -> RunRecord
     /// The JPEG photo-finish image of a run, if stored.
     func photo(id: Int64) throws(ResultsBookError) -> [UInt8]?
     func storePhoto(id: Int64, jpeg: [UInt8]) throws(ResultsBookError)
@@ -302,6 +327,7 @@ extension ResultsBook {
     public func bestBefore(runID: Int64) throws(ResultsBookError) -> Double? { throw Self.needsDatabase }
     public func storage() throws(ResultsBookError) -> StorageSummary { throw Self.needsDatabase }
     public func clearAll() throws(ResultsBookError) -> Int { throw Self.needsDatabase }
+    public func correctFinish(id: Int64, offsetMs: Double?) throws(ResultsBookError) -> RunRecord { throw Self.needsDatabase }
     public func thumbnail(id: Int64, index: Int) throws(ResultsBookError) -> [UInt8]? {
         _ = try run(id: id)
         return nil

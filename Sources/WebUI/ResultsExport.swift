@@ -4,7 +4,9 @@
 import Foundation
 
 enum ResultsExport {
-    static let header = "id,date_utc,athlete,preset,start_type,time_s,splits_s,distance_m,speed,speed_unit,personal_best"
+    /// `measured_time_s`: the time the gate measured, when the run was corrected by hand
+    /// (`time_s` is then the corrected time); empty otherwise.
+    static let header = "id,date_utc,athlete,preset,start_type,time_s,splits_s,distance_m,speed,speed_unit,personal_best,season_best,measured_time_s"
 
     static func csv(_ rows: [RunRecord], settings: WebSettings) -> String {
         let f = ISO8601DateFormatter()
@@ -23,6 +25,8 @@ enum ResultsExport {
                 speed.map { fixed($0, 2) } ?? "",
                 settings.speedUnit,
                 r.personalBest ? "yes" : "no",
+                r.seasonBest ? "yes" : "no",
+                r.measuredSeconds.map { fixed($0, 3) } ?? "",
             ]
             out += fields.map(quote).joined(separator: ",") + "\r\n"
         }

@@ -127,7 +127,26 @@ public final class SQLiteResultsBook: ResultsBook {
 
     public func run(id: Int64) throws(ResultsBookError) -> RunRecord {
         let row = try map { () throws(StoreError) in try store.run(id: id) }
-        return Self.record(from: row)
+        var r = Self.record(from: row)
+        r.photoScale = try map { () throws(StoreError) in try store.photoScale(runID: id) }.map(Self.view)
+        return r
+    }
+
+    static func view(_ s: PhotoScale) -> PhotoScaleView {
+        PhotoScaleView(crossingX: s.crossingX, millisecondsPerColumn: s.nanosecondsPerColumn / 1e6, compositeX: s.compositeX,
+                       compositeWidth: s.compositeWidth)
+    }
+
+    public func correctFinish(id: Int64, offsetMs: Double?) throws(ResultsBookError) -> RunRecord {
+        if let ms = offsetMs, !(ms.isFinite && abs(ms) < 10_000) {
+            throw ResultsBookError(.invalid, field: "offsetMs", reason: "milliseconds from the timed crossing, within the photo finish")
+        }
+        let offsetNs = offsetMs.map { Int64(($0 * 1e6).rounded()) }
+        do throws(StoreError) { _ = try store.correctFinish(runID: id, offsetNs: offsetNs) } catch {
+            throw error.kind == .invalid ? ResultsBookError(.invalid, field: "offsetMs", reason: error.message) : Self.bookError(error)
+        }
+        changes.add(1, ordering: .relaxed)
+        return try run(id: id)
     }
 
     public func delete(id: Int64) throws(ResultsBookError) {
@@ -304,6 +323,7 @@ public final class SQLiteResultsBook: ResultsBook {
         record.seasonBest = row.bests.season
         record.sessionID = r.sessionID
         record.athleteColour = row.athleteColour?.rawValue
+        record.measuredSeconds = r.originalTotalNs.map { Double($0) / 1e9 }
         record.legs = r.splits.map {
             RunLeg(gateIndex: $0.gateIndex, distanceMetres: $0.distance, seconds: Double($0.timeNs) / 1e9,
                    segmentSeconds: Double($0.segmentNs) / 1e9, segmentSpeed: $0.segmentSpeed,

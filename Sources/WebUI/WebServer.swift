@@ -369,6 +369,31 @@ public struct WebServer: Sendable {
                 return try s.json(["nextAthlete": s.book.nextRunAthlete()])
             } catch { throw apiError(error) }
         }
+        // A crossing placed by hand on the photo finish: the run re-timed, the measured time kept.
+        router.put("/api/results/:id/correction") { request, context in
+            try s.requirePIN(request, context)
+            let id = try s.runID(context)
+            let body = try await s.body(request, context)
+            guard let n = body["offsetMs"] as? NSNumber, String(cString: n.objCType) != "c", n.doubleValue.isFinite else {
+                throw APIError.invalid("offsetMs", "milliseconds from the crossing the gate timed, a number (negative: earlier)")
+            }
+            do {
+                let r = try s.book.correctFinish(id: id, offsetMs: n.doubleValue)
+                s.logger.notice("run \(id) corrected by hand: \(r.measuredSeconds ?? r.seconds) s measured, \(r.seconds) s now")
+                s.hub.bookChanged()
+                return try s.json(s.view(r))
+            } catch { throw apiError(error) }
+        }
+        router.delete("/api/results/:id/correction") { request, context in
+            try s.requirePIN(request, context)
+            let id = try s.runID(context)
+            do {
+                let r = try s.book.correctFinish(id: id, offsetMs: nil)
+                s.logger.notice("run \(id): correction undone, \(r.seconds) s as measured")
+                s.hub.bookChanged()
+                return try s.json(s.view(r))
+            } catch { throw apiError(error) }
+        }
         router.delete("/api/sessions/:id") { request, context in
             try s.requirePIN(request, context)
             let id = try s.runID(context)

@@ -10,7 +10,8 @@ import Testing
     @Test func opensInWALModeWithAllMigrations() throws {
         let dir = TempDir()
         let store = try openStore(dir)
-        #expect(try store.appliedMigrations() == ["v1-sessions-runs-athletes", "v2-photos-bests-presets", "v3-gate-photos", "v4-gate-frames", "v5-athlete-colours"])
+        #expect(try store.appliedMigrations() == ["v1-sessions-runs-athletes", "v2-photos-bests-presets", "v3-gate-photos", "v4-gate-frames", "v5-athlete-colours",
+                                                    "v6-photo-scale-corrections"])
         #expect(try store.integrityCheck() == ["ok"])
         // WAL mode leaves a -wal file beside the database once something is written.
         _ = try store.write(sampleRun(seconds: 3.5, wall: wallMs(2026, 6, 1)))
@@ -280,4 +281,65 @@ import Testing
 
 enum CSVCheck {
     static func ms(_ ns: Int64) -> Int64 { (ns + 500_000) / 1_000_000 }
+}
+
+@Suite struct CorrectionTests {
+    /// A photo finish 1 ms per column, the timed crossing at image column 100 of a
+    /// composite from column 6, 600 columns wide: it shows −94 ms … +505 ms.
+    static let scale = PhotoScale(crossingX: 100, nanosecondsPerColumn: 1_000_000, compositeX: 6, compositeWidth: 600)
+    static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xD9]
+
+    @Test func aFinishPlacedByHandRetimesTheRunAndItsBests() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let a = try store.addAthlete(StoredAthlete(name: "Eve")).id!
+        let slow = try store.write(sampleRun(seconds: 3.50, athlete: a, wall: wallMs(2026, 6, 1, 12, 0))).run.id!
+        let fast = try store.write(sampleRun(seconds: 3.45, athlete: a, wall: wallMs(2026, 6, 1, 12, 5))).run.id!
+        try store.savePhoto(runID: slow, jpeg: Self.jpeg, thumbnails: [], scale: Self.scale)
+        #expect(try store.photo(runID: slow)?.scale == Self.scale)
+        #expect(try store.photoScale(runID: slow)?.offsetRange == -94_000_000...505_000_000)
+        // The detector was late by 60 ms: placed by hand, the run is 3.44 s and the PB.
+        let corrected = try store.correctFinish(runID: slow, offsetNs: -60_000_000)
+        #expect(corrected.run.totalNs == 3_440_000_000)
+        #expect(corrected.run.originalTotalNs == 3_500_000_000)
+        #expect(corrected.run.splits.last?.timeNs == 3_440_000_000)
+        #expect(corrected.run.splits.last?.segmentNs == 3_440_000_000)
+        #expect(abs((corrected.run.splits.last?.segmentSpeed ?? 0) - 30 / 3.44) < 1e-9)
+        #expect(corrected.bests.personal)
+        #expect(try store.run(id: fast).bests == .none)
+        #expect(try store.bestLines(athleteID: a, season: 2026).first?.personal.totalNs == 3_440_000_000)
+        // Placed again: relative to what the gate measured, not to the last placement.
+        #expect(try store.correctFinish(runID: slow, offsetNs: 10_000_000).run.totalNs == 3_510_000_000)
+        #expect(try store.run(id: fast).bests.personal)
+        // The export says both times.
+        let csv = try store.export(.csv).split(separator: "\r\n").map(String.init)
+        let header = csv[0].split(separator: ",").map(String.init)
+        let row = try #require(csv.first { $0.hasPrefix("\(slow),") }).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        #expect(row[try #require(header.firstIndex(of: "time_s"))] == "3.510")
+        #expect(row[try #require(header.firstIndex(of: "measured_time_s"))] == "3.500")
+        // Undone: as measured, unmarked.
+        let undone = try store.correctFinish(runID: slow, offsetNs: nil)
+        #expect(undone.run.totalNs == 3_500_000_000 && undone.run.originalTotalNs == nil)
+        #expect(undone.run.splits.last?.timeNs == 3_500_000_000)
+    }
+
+    @Test func correctionsOutsideThePictureOrWithoutOneAreRefused() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let run = try store.write(sampleRun(seconds: 3.5, wall: wallMs(2026, 6, 1))).run.id!
+        #expect(throws: StoreError.self) { try store.correctFinish(runID: run, offsetNs: 1_000_000) }
+        try store.savePhoto(runID: run, jpeg: Self.jpeg, thumbnails: [], scale: Self.scale)
+        for offset: Int64 in [-95_000_000, 506_000_000] {
+            #expect(throws: StoreError.self, "\(offset)") { try store.correctFinish(runID: run, offsetNs: offset) }
+        }
+        #expect(try store.run(id: run).run.totalNs == 3_500_000_000, "a refused correction changes nothing")
+        let race = try store.write(sampleRun(seconds: 4, wall: wallMs(2026, 6, 2), gateCount: 2)).run.id!
+        try store.savePhoto(runID: race, jpeg: Self.jpeg, thumbnails: [], scale: Self.scale)
+        #expect(throws: StoreError.self) { try store.correctFinish(runID: race, offsetNs: 1_000_000) }
+        #expect(throws: StoreError.self) { try store.correctFinish(runID: 999, offsetNs: 0) }
+        #expect(throws: StoreError.self) {
+            try store.savePhoto(runID: run, jpeg: Self.jpeg, thumbnails: [],
+                                scale: PhotoScale(crossingX: .nan, nanosecondsPerColumn: 1, compositeX: 0, compositeWidth: 9))
+        }
+    }
 }

@@ -7,6 +7,7 @@ import Hummingbird
 import HTTPTypes
 import HummingbirdTesting
 import Logging
+import SQLiteStore
 import Synchronization
 import Testing
 @testable import WebUI
@@ -538,6 +539,64 @@ import Testing
             let after = try await client.execute(uri: "/api/storage", method: .get) { r in r.json }
             #expect([after["runs"], after["sessions"], after["athletes"], after["images"]].map { $0 as? Int } == [0, 0, 0, 0])
             try await client.execute(uri: "/api/results", method: .get) { r in #expect(r.jsonArray.isEmpty) }
+        }
+    }
+
+    @Test func aFinishPlacedByHandOnThePhotoRetimesTheRun() async throws {
+        let f = Fixture()
+        let ana = try f.book.addAthlete(Athlete(id: 0, name: "Ana"))
+        try f.book.assignNextRun(athleteID: ana.id)
+        let run = try f.book.record(f.run(3.0))
+        // 0.5 ms per column, the crossing at column 120.5 of a composite from 6, 400 wide.
+        try f.book.store.savePhoto(runID: run.id, jpeg: [0xFF, 0xD8, 0xFF, 0xD9], thumbnails: [],
+                                   scale: PhotoScale(crossingX: 120.5, nanosecondsPerColumn: 500_000, compositeX: 6, compositeWidth: 400))
+        try await f.test { client in
+            try await client.execute(uri: "/api/results/\(run.id)", method: .get) { r in
+                let scale = try #require((r.json["run"] as? [String: Any])?["photoScale"] as? [String: Any])
+                #expect(scale["crossingX"] as? Double == 120.5)
+                #expect(scale["millisecondsPerColumn"] as? Double == 0.5)
+            }
+            let path = "/api/results/\(run.id)/correction"
+            try await client.execute(uri: path, method: .put, headers: jsonHeader, body: body(#"{"offsetMs":-20}"#)) { r in
+                #expect(r.status == .unauthorized)
+            }
+            for (b, field) in [(#"{}"#, "offsetMs"), (#"{"offsetMs":"x"}"#, "offsetMs"), (#"{"offsetMs":true}"#, "offsetMs"),
+                               (#"{"offsetMs":-60}"#, "offsetMs"), (#"{"offsetMs":200}"#, "offsetMs")] {
+                try await client.execute(uri: path, method: .put, headers: pinHeader, body: body(b)) { r in
+                    #expect(r.status == .badRequest, "\(b)")
+                    #expect(r.errorField == field, "\(b): \(r.text)")
+                }
+            }
+            try await client.execute(uri: path, method: .put, headers: pinHeader, body: body(#"{"offsetMs":-20}"#)) { r in
+                #expect(r.status == .ok, "\(r.text)")
+                let v = try #require(r.json["run"] as? [String: Any])
+                #expect(v["seconds"] as? Double == 2.98)
+                #expect(v["measuredSeconds"] as? Double == 3.0)
+                #expect(v["personalBest"] as? Bool == true)
+            }
+            // Bests and exports follow the corrected time.
+            try await client.execute(uri: "/api/bests", method: .get) { r in
+                #expect((r.jsonArray.first?["personalBest"] as? [String: Any])?["seconds"] as? Double == 2.98)
+            }
+            try await client.execute(uri: "/api/export.csv", method: .get) { r in
+                let lines = r.text.components(separatedBy: "\r\n")
+                let header = lines[0].components(separatedBy: ",")
+                let row = lines[1].components(separatedBy: ",")
+                #expect(row[header.firstIndex(of: "time_s") ?? 0] == "2.980")
+                #expect(row[header.firstIndex(of: "measured_time_s") ?? 0] == "3.000")
+            }
+            try await client.execute(uri: "/api/export.json", method: .get) { r in
+                #expect((r.jsonArray.first?["run"] as? [String: Any])?["measuredSeconds"] as? Double == 3.0)
+            }
+            try await client.execute(uri: path, method: .delete, headers: pinHeader) { r in
+                #expect(r.status == .ok)
+                let v = try #require(r.json["run"] as? [String: Any])
+                #expect(v["seconds"] as? Double == 3.0)
+                #expect(v["measuredSeconds"] == nil)
+            }
+            try await client.execute(uri: "/api/results/999/correction", method: .put, headers: pinHeader, body: body(#"{"offsetMs":1}"#)) { r in
+                #expect(r.status == .notFound)
+            }
         }
     }
 

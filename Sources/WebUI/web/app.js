@@ -121,8 +121,12 @@ function resultItem(v, unit) {
 
 // PB: the athlete's fastest ever over the course; SB: their fastest this season.
 function badges(r) {
-  if (r.personalBest) return [el("span", "PB", "pr")];
-  return r.seasonBest ? [el("span", "SB", "sb")] : [];
+  const out = r.personalBest ? [el("span", "PB", "pr")] : r.seasonBest ? [el("span", "SB", "sb")] : [];
+  // Placed by hand on the photo finish: the measured time is in the title.
+  if (r.measuredSeconds !== null && r.measuredSeconds !== undefined) {
+    const c = el("span", "corrected", "fixed"); c.title = "measured " + fmt(r.measuredSeconds, 3) + " s"; out.push(c);
+  }
+  return out;
 }
 
 function course(startType, distance) {
@@ -231,8 +235,74 @@ async function loadStorage() {
 // After the book changed (a run stored, deleted or cleared): every list reads it again.
 function refreshLists() { loadHistory(); loadSessions(); loadBests(); loadStorage(); }
 
+// Placing the finish by hand on the photo finish, like a hairline on a FinishLynx image:
+// the composite's columns are instants, `photoScale` says which.
+const correction = { run: null, offsetMs: null };
+function hairlineAt(offsetMs) {
+  const r = correction.run, s = r.photoScale, img = $("photo"), line = $("photo-hairline");
+  if (!img.naturalWidth) return;
+  const x = s.crossingX + offsetMs / s.millisecondsPerColumn;
+  line.style.left = (100 * (x + 0.5) / img.naturalWidth) + "%"; line.hidden = false;
+}
+function describeCorrection() {
+  const r = correction.run, measured = r.measuredSeconds === null || r.measuredSeconds === undefined ? r.seconds : r.measuredSeconds;
+  const info = $("correct-info");
+  if (correction.offsetMs === null) {
+    info.textContent = r.measuredSeconds !== null && r.measuredSeconds !== undefined
+      ? "Corrected by hand: " + fmt(r.seconds, 3) + " s; the gate measured " + fmt(measured, 3) + " s."
+      : "The gate's time: " + fmt(r.seconds, 3) + " s (the black marks).";
+  } else {
+    info.textContent = "Finish placed " + (correction.offsetMs >= 0 ? "+" : "") + fmt(correction.offsetMs, 1) + " ms from the gate's: " +
+      fmt(measured + correction.offsetMs / 1000, 3) + " s (measured " + fmt(measured, 3) + " s).";
+  }
+  $("btn-correct").disabled = correction.offsetMs === null;
+  $("btn-uncorrect").hidden = r.measuredSeconds === null || r.measuredSeconds === undefined;
+}
+async function setUpCorrection(id) {
+  correction.run = null; correction.offsetMs = null;
+  $("correct-box").hidden = true; $("photo-hairline").hidden = true;
+  let v;
+  try { v = await api("GET", "/api/results/" + id); } catch (e) { return; }
+  const r = v.run;
+  if (!r.photoScale || (r.gateCount || 1) !== 1) return;
+  correction.run = r;
+  $("correct-box").hidden = false;
+  const showCurrent = () => {
+    if (r.measuredSeconds !== null && r.measuredSeconds !== undefined) hairlineAt((r.seconds - r.measuredSeconds) * 1000);
+  };
+  if ($("photo").complete) showCurrent(); else $("photo").addEventListener("load", showCurrent, { once: true });
+  describeCorrection();
+}
+function wirePhotoCorrection() {
+  $("photo-frame").onclick = (e) => {
+    const r = correction.run; if (!r) return;
+    const img = $("photo"), box = img.getBoundingClientRect(), s = r.photoScale;
+    const x = Math.min(Math.max((e.clientX - box.left) / box.width * img.naturalWidth - 0.5, s.compositeX), s.compositeX + s.compositeWidth - 1);
+    correction.offsetMs = Math.round((x - s.crossingX) * s.millisecondsPerColumn * 10) / 10;
+    hairlineAt(correction.offsetMs); describeCorrection();
+  };
+  $("btn-correct").onclick = async () => {
+    const r = correction.run; if (!r || correction.offsetMs === null) return;
+    const v = await control("PUT", "/api/results/" + r.id + "/correction", { offsetMs: correction.offsetMs });
+    if (!v) return;
+    correction.run = Object.assign(v.run, { photoScale: r.photoScale }); correction.offsetMs = null;
+    say("Run corrected: " + fmt(v.run.seconds, 3) + " s (the gate measured " + fmt(v.run.measuredSeconds, 3) + " s).");
+    describeCorrection(); refreshLists();
+  };
+  $("btn-uncorrect").onclick = async () => {
+    const r = correction.run; if (!r) return;
+    const v = await control("DELETE", "/api/results/" + r.id + "/correction");
+    if (!v) return;
+    correction.run = Object.assign(v.run, { photoScale: r.photoScale }); correction.offsetMs = null;
+    $("photo-hairline").hidden = true;
+    say("Back to the measured time: " + fmt(v.run.seconds, 3) + " s.");
+    describeCorrection(); refreshLists();
+  };
+}
+
 function showPhoto(id) {
   $("photo").src = "/api/results/" + id + "/photo.jpg";
+  setUpCorrection(id);
   const box = $("photo-thumbs"); box.replaceChildren();
   // Up to four frames around the crossing; a missing one is simply left out.
   for (let i = 0; i < 4; i++) {
@@ -259,6 +329,9 @@ async function showRun(id) {
   const d = new Date(r.wallTime * 1000);
   box.append(el("p", [r.athleteName || "No athlete", r.preset, r.startType, n > 1 ? n + " gates" : "one gate",
     d.toLocaleDateString() + " " + d.toLocaleTimeString()].filter(Boolean).join(" · "), "small"));
+  if (r.measuredSeconds !== null && r.measuredSeconds !== undefined) {
+    box.append(el("p", "Finish placed by hand on the photo finish; the gate measured " + fmt(r.measuredSeconds, 3) + " s.", "small"));
+  }
   if ((r.legs || []).length) {
     const t = el("table"), head = el("tr");
     for (const h of ["Gate", "Distance", "Time", "Segment", "Speed", "±"]) head.append(el("th", h));
@@ -314,6 +387,7 @@ async function frameStrip(id, gate, gateCount) {
 }
 
 function showGatePhoto(id, gate) {
+  correction.run = null; $("correct-box").hidden = true; $("photo-hairline").hidden = true;
   $("photo").src = "/api/results/" + id + "/gates/" + gate + ".jpg";
   $("photo-thumbs").replaceChildren();
   $("photo-dialog").showModal();
@@ -582,7 +656,7 @@ function wire() {
     if ($("peer-distance").value === "" || !isFinite(d)) { say("Distance: metres from the start line.", true); return; }
     control("PUT", "/api/peers/" + $("peer-gate").value, { role: $("peer-role").value, distance: d }, "Gate role sent to the race.");
   };
-  $("btn-camera").onclick = toggleCamera; wireGateLineDrag();
+  $("btn-camera").onclick = toggleCamera; wireGateLineDrag(); wirePhotoCorrection();
   $("btn-start").onclick = () => control("POST", "/api/start", undefined, "Starting.");
   $("btn-pause").onclick = () => control("POST", "/api/pause", undefined, "Gates paused: crossings are not timed.");
   $("btn-resume").onclick = () => control("POST", "/api/resume", undefined, "Gates timing again.");
