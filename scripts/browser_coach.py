@@ -243,6 +243,17 @@ js("document.getElementById('photo-dialog').close()")
 print(f"ok: correction: {info} Saved as {r['seconds']:.4f} s (measured {first['seconds']:.4f} s), PB, bests table and "
       f"export followed; put back to {back['seconds']:.4f} s")
 
+# The roster dialog offers this session's athletes in the order they first ran.
+js("document.getElementById('btn-roster').click()")
+until("document.getElementById('roster-dialog').open && !document.getElementById('roster-session').disabled", "the roster dialog did not open")
+js("document.getElementById('roster-session').click()")
+picked = until("(() => { const p = [...document.querySelectorAll('#roster-list li')].filter(li => li.querySelector('input').checked)"
+               ".map(li => li.querySelector('strong').textContent + ' ' + li.lastChild.textContent); return p.length === 2 && p; })()",
+               "the session's athletes were not ticked")
+if sorted(picked) != ["Ana Runner #1", "Ben Sprinter #2"]:
+    raise SystemExit(f"FAIL: the session's athletes are not in the order they first ran: {picked}")
+js("document.getElementById('roster-dialog').close()")
+
 # Data: what is stored; deleting the session; clearing everything (confirmed, PIN).
 until("/ runs? · /.test(document.getElementById('storage').textContent)", "the Data section shows no storage")
 used = js("document.getElementById('storage').textContent")
@@ -255,16 +266,27 @@ said = js("document.getElementById('message').textContent")
 if any(b["athleteID"] == ana["id"] for b in get_json("/api/bests")):
     raise SystemExit("FAIL: Ana's bests outlived her deleted session")
 print(f"ok: data: {used}; {said}")
-post("PUT", "/api/next-athlete", {"athleteId": ben["id"]})
+# A roster ticked on the page, Ben then Ana: the runs after it go to each in turn.
+js("document.getElementById('btn-roster').click()")
+until("document.getElementById('roster-dialog').open && document.querySelectorAll('#roster-list input').length === 2", "the roster dialog did not open again")
+for who in (ben, ana):
+    js(f"document.querySelector(\"#roster-list input[data-athlete='{who['id']}']\").click()")
+js("document.getElementById('roster-start').click()")
+until("document.getElementById('roster-line').textContent === 'Rotating: Ben Sprinter → Ana Runner · next Ben Sprinter'",
+      "the board does not show the roster with Ben next")
 post("POST", "/api/arm", {})
-end = time.time() + 30
-while not get_json("/api/results"):
-    if time.time() > end: raise SystemExit("FAIL: no run after the session was deleted")
+end = time.time() + 40
+while len(got := [v["run"].get("athleteName") for v in get_json("/api/results")]) < 3:
+    if time.time() > end: raise SystemExit(f"FAIL: the roster's runs did not come: {got}")
     time.sleep(0.3)
+if list(reversed(got))[:3] != ["Ben Sprinter", "Ana Runner", "Ben Sprinter"]:
+    raise SystemExit(f"FAIL: the roster did not rotate Ben, Ana, Ben: {list(reversed(got))}")
+print("ok: roster: the session's athletes offered in running order; ticked Ben then Ana, the runs went Ben, Ana, Ben")
 js("document.getElementById('btn-clear-all').click()")
 until("/^Cleared: \\d+ runs? deleted/.test(document.getElementById('message').textContent)", "clear all did not say it cleared")
 until("/^[0-9.]+ MB used · [0-9] runs? · [0-9] sessions? · 0 athletes · /.test(document.getElementById('storage').textContent)",
       "the Data section does not show the cleared store")
+until("document.getElementById('roster-line').textContent === ''", "the roster outlived clear all")
 left = get_json("/api/storage")
 if left["athletes"] != 0 or left["runs"] > 1:
     raise SystemExit(f"FAIL: clear all left data behind: {left!r}")

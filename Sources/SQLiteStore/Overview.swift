@@ -129,7 +129,8 @@ extension RunStore {
     }
 
     /// Deletes every run (with its splits, crossings and images), session, athlete and
-    /// best, then gives the space back to the file system. Presets and settings stay.
+    /// best, the next-run assignment and the roster, then gives the space back to the file
+    /// system. Presets stay.
     /// Returns how many runs went.
     @discardableResult
     public func clearAll() throws(StoreError) -> Int {
@@ -137,6 +138,7 @@ extension RunStore {
             let n = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runs") ?? 0
             // Children first would be redundant: runs cascade to splits, crossings and images.
             try db.execute(sql: "DELETE FROM runs; DELETE FROM bests; DELETE FROM sessions; DELETE FROM athletes")
+            try db.execute(sql: "DELETE FROM settings WHERE key IN (?, ?)", arguments: [Self.nextRunKey, Self.rosterKey])
             return n
         }
         do {

@@ -88,7 +88,14 @@ public final class RunStore: Sendable {
             var run = run
             if run.athleteID == nil, let next = try Self.nextAthleteID(db) {
                 run.athleteID = next
-                if !run.falseStart { try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [Self.nextRunKey]) }
+                if !run.falseStart {
+                    try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [Self.nextRunKey])
+                    // A rotating roster hands the next run to the athlete after this one.
+                    let roster = try Self.rosterIDs(db)
+                    if let i = roster.firstIndex(of: next) {
+                        try Self.setSetting(Self.nextRunKey, String(roster[(i + 1) % roster.count]), db)
+                    }
+                }
             } else if let a = run.athleteID {
                 guard try Self.athleteExists(a, db) else { throw StoreError(.notFound, "athlete \(a) does not exist") }
             }
@@ -347,6 +354,8 @@ public final class RunStore: Sendable {
             try db.execute(sql: "DELETE FROM athletes WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw StoreError(.notFound, "athlete \(id) does not exist") }
             try db.execute(sql: "DELETE FROM settings WHERE key = ? AND value = ?", arguments: [Self.nextRunKey, String(id)])
+            let roster = try Self.rosterIDs(db)
+            if roster.contains(id) { try Self.saveRoster(roster.filter { $0 != id }, db) }
         }
     }
 

@@ -76,6 +76,8 @@ struct BoardMessage: Codable {
     /// Moves whenever the book changes (a run stored or deleted, an athlete added): pages
     /// read their lists again when it does.
     var bookVersion: UInt64
+    /// The rotating roster in running order (empty: none); `nextAthlete` is its current.
+    var roster: [Athlete]
 }
 
 /// Drains finished runs into the book and keeps the encoded board message current.
@@ -131,7 +133,8 @@ public final class LiveHub: Service, Sendable {
             let msg = BoardMessage(version: s.version + 1, gate: snap,
                                    results: results.map { RunView(run: $0, speed: settings.speed(distance: $0.distanceMetres, seconds: $0.seconds)) },
                                    nextAthlete: book.nextRunAthlete(), speedUnit: settings.speedUnit,
-                                   droppedResults: bridge.results.dropped, newBest: newBest, bookVersion: bv)
+                                   droppedResults: bridge.results.dropped, newBest: newBest, bookVersion: bv,
+                                   roster: (try? book.roster()) ?? [])
             s.json = (try? String(decoding: JSONEncoder.board.encode(msg), as: UTF8.self)) ?? "{}"
             s.snapshotVersion = snapVersion
             s.bookVersion = bv

@@ -291,6 +291,12 @@ public protocol ResultsBook: Sendable {
     func storage() throws(ResultsBookError) -> StorageSummary
     /// Deletes every run, session, image, athlete and best; returns how many runs went.
     func clearAll() throws(ResultsBookError) -> Int
+    /// The rotating roster in running order (empty: none).
+    func roster() throws(ResultsBookError) -> [Athlete]
+    /// Sets the roster (empty stops it); the next run goes to its first athlete.
+    func setRoster(_ athleteIDs: [Int64]) throws(ResultsBookError)
+    /// The athletes of the latest session, in the order they first ran.
+    func sessionAthletes() throws(ResultsBookError) -> [Athlete]
     /// Re-times a run from its finish placed by hand `offsetMs` from the crossing the gate
     /// timed on its photo finish; nil puts the measured time back.
     func correctFinish(id: Int64, offsetMs: Double?) throws(ResultsBookError) -> RunRecord
@@ -328,6 +334,9 @@ extension ResultsBook {
     public func storage() throws(ResultsBookError) -> StorageSummary { throw Self.needsDatabase }
     public func clearAll() throws(ResultsBookError) -> Int { throw Self.needsDatabase }
     public func correctFinish(id: Int64, offsetMs: Double?) throws(ResultsBookError) -> RunRecord { throw Self.needsDatabase }
+    public func roster() throws(ResultsBookError) -> [Athlete] { [] }
+    public func setRoster(_ athleteIDs: [Int64]) throws(ResultsBookError) { throw Self.needsDatabase }
+    public func sessionAthletes() throws(ResultsBookError) -> [Athlete] { throw Self.needsDatabase }
     public func thumbnail(id: Int64, index: Int) throws(ResultsBookError) -> [UInt8]? {
         _ = try run(id: id)
         return nil

@@ -258,6 +258,22 @@ public final class SQLiteResultsBook: ResultsBook {
         }.sorted { ($0.athleteName.lowercased(), $0.startType, $0.distanceMetres) < ($1.athleteName.lowercased(), $1.startType, $1.distanceMetres) }
     }
 
+    public func roster() throws(ResultsBookError) -> [Athlete] {
+        try map { () throws(StoreError) in try store.roster() }.compactMap(Self.athlete)
+    }
+
+    public func setRoster(_ athleteIDs: [Int64]) throws(ResultsBookError) {
+        do throws(StoreError) { try store.setRoster(athleteIDs) } catch {
+            throw error.kind == .notFound || error.kind == .invalid
+                ? ResultsBookError(error.kind == .notFound ? .notFound : .invalid, field: "athleteIds", reason: error.message) : Self.bookError(error)
+        }
+        changes.add(1, ordering: .relaxed)
+    }
+
+    public func sessionAthletes() throws(ResultsBookError) -> [Athlete] {
+        try map { () throws(StoreError) in try store.latestSessionAthletes() }.compactMap(Self.athlete)
+    }
+
     public func bestBefore(runID: Int64) throws(ResultsBookError) -> Double? {
         try map { () throws(StoreError) in try store.bestBefore(runID: runID) }.map { Double($0) / 1e9 }
     }

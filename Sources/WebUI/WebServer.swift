@@ -209,6 +209,10 @@ public struct WebServer: Sendable {
         router.get("/api/sessions") { _, _ in
             do { return try s.json(try s.book.sessions()) } catch { throw apiError(error) }
         }
+        router.get("/api/roster") { _, _ in
+            do { return try s.json(RosterView(athletes: try s.book.roster(), sessionAthletes: try s.book.sessionAthletes())) }
+            catch { throw apiError(error) }
+        }
         router.get("/api/storage") { _, _ in
             do { return try s.json(try s.book.storage()) } catch { throw apiError(error) }
         }
@@ -367,6 +371,25 @@ public struct WebServer: Sendable {
                 s.hub.bookChanged()
                 s.hub.refresh()
                 return try s.json(["nextAthlete": s.book.nextRunAthlete()])
+            } catch { throw apiError(error) }
+        }
+        // A roster: each timed run hands the next run to the next athlete in it.
+        router.put("/api/roster") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            guard let list = body["athleteIds"] as? [Any] else {
+                throw APIError.invalid("athleteIds", "a list of athlete ids in running order ([] stops the rotation)")
+            }
+            var ids: [Int64] = []
+            for v in list {
+                guard let id = Self.wholeNumber(v), id >= 1 else { throw APIError.invalid("athleteIds", "athlete ids are positive whole numbers") }
+                ids.append(id)
+            }
+            do {
+                try s.book.setRoster(ids)
+                s.hub.bookChanged()
+                s.hub.refresh()
+                return try s.json(RosterView(athletes: try s.book.roster(), sessionAthletes: try s.book.sessionAthletes()))
             } catch { throw apiError(error) }
         }
         // A crossing placed by hand on the photo finish: the run re-timed, the measured time kept.
@@ -722,6 +745,13 @@ struct SecurityHeaders: RouterMiddleware {
         r.headers[HTTPField.Name("Content-Security-Policy")!] = "default-src 'self'; img-src 'self' data: blob:; connect-src 'self'; style-src 'self'; script-src 'self'"
         return r
     }
+}
+
+/// `GET /api/roster`: the roster in running order, and the latest session's athletes to
+/// build one from.
+struct RosterView: Codable {
+    var athletes: [Athlete]
+    var sessionAthletes: [Athlete]
 }
 
 /// `GET /api/camera`: the camera view's geometry, for drawing the gate line over it.

@@ -343,3 +343,42 @@ enum CSVCheck {
         }
     }
 }
+
+@Suite struct RosterTests {
+    @Test func eachTimedRunHandsTheNextRunOnAndAFalseStartDoesNot() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let ids = try ["Ann", "Bob", "Cat"].map { try store.addAthlete(StoredAthlete(name: $0)).id! }
+        try store.setRoster(ids)
+        #expect(try store.roster().map(\.name) == ["Ann", "Bob", "Cat"])
+        #expect(try store.nextRunAthlete()?.name == "Ann")
+        var ran: [Int64?] = []
+        for i in 0..<4 {
+            ran.append(try store.write(sampleRun(seconds: 3 + Double(i) / 10, wall: wallMs(2026, 6, 1, 12, i))).run.athleteID)
+        }
+        #expect(ran == [ids[0], ids[1], ids[2], ids[0]])
+        // A false start keeps the athlete: Bob runs again.
+        var fs = sampleRun(seconds: 3, wall: wallMs(2026, 6, 1, 12, 10))
+        fs.falseStart = true
+        fs.totalNs = nil
+        #expect(try store.write(fs).run.athleteID == ids[1])
+        #expect(try store.nextRunAthlete()?.name == "Bob")
+        // Bob leaves the squad: the rotation goes on without him.
+        try store.deleteAthlete(id: ids[1])
+        #expect(try store.roster().map(\.name) == ["Ann", "Cat"])
+        try store.assignNextRun(athleteID: ids[2])
+        #expect(try store.write(sampleRun(seconds: 3, wall: wallMs(2026, 6, 1, 12, 20))).run.athleteID == ids[2])
+        #expect(try store.nextRunAthlete()?.name == "Ann")
+        #expect(try store.latestSessionAthletes().map(\.name) == ["Ann", "Cat"])
+        // Stopped: the next run is the last one given, then nobody.
+        try store.setRoster([])
+        #expect(try store.roster().isEmpty)
+        _ = try store.write(sampleRun(seconds: 3, wall: wallMs(2026, 6, 1, 12, 30)))
+        #expect(try store.nextRunAthlete() == nil)
+        #expect(throws: StoreError.self) { try store.setRoster([ids[0], ids[0]]) }
+        #expect(throws: StoreError.self) { try store.setRoster([999]) }
+        try store.setRoster([ids[0]])
+        try store.clearAll()
+        #expect(try store.roster().isEmpty && store.nextRunAthlete() == nil)
+    }
+}

@@ -600,6 +600,42 @@ import Testing
         }
     }
 
+    @Test func aRosterRotatesTheNextRunThroughItsAthletes() async throws {
+        let f = Fixture()
+        let ids = try ["Ann", "Bob"].map { try f.book.addAthlete(Athlete(id: 0, name: $0)).id }
+        try await f.test { client in
+            try await client.execute(uri: "/api/roster", method: .put, headers: jsonHeader, body: body(#"{"athleteIds":[1]}"#)) { r in
+                #expect(r.status == .unauthorized)
+            }
+            for (b, status) in [(#"{}"#, HTTPResponse.Status.badRequest), (#"{"athleteIds":[0]}"#, .badRequest),
+                                (#"{"athleteIds":["1"]}"#, .badRequest), (#"{"athleteIds":[1,1]}"#, .badRequest),
+                                (#"{"athleteIds":[99]}"#, .notFound)] {
+                try await client.execute(uri: "/api/roster", method: .put, headers: pinHeader, body: body(b)) { r in
+                    #expect(r.status == status, "\(b)")
+                    #expect(r.errorField == "athleteIds", "\(b): \(r.text)")
+                }
+            }
+            try await client.execute(uri: "/api/roster", method: .put, headers: pinHeader, body: body(#"{"athleteIds":[\#(ids[1]),\#(ids[0])]}"#)) { r in
+                #expect(r.status == .ok)
+                #expect((r.json["athletes"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Bob", "Ann"])
+            }
+            var names: [String?] = []
+            for i in 0..<3 { names.append(try f.book.record(f.run(3 + Double(i) / 10, at: 1_700_000_000 + Double(i) * 60)).athleteName) }
+            #expect(names == ["Bob", "Ann", "Bob"])
+            // Every phone's board shows the roster and who runs next.
+            f.server.hub.refresh()
+            let board = try #require(try JSONSerialization.jsonObject(with: Data(f.server.hub.message().json.utf8)) as? [String: Any])
+            #expect((board["roster"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Bob", "Ann"])
+            #expect((board["nextAthlete"] as? [String: Any])?["name"] as? String == "Ann")
+            try await client.execute(uri: "/api/roster", method: .get) { r in
+                #expect((r.json["sessionAthletes"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Bob", "Ann"])
+            }
+            try await client.execute(uri: "/api/roster", method: .put, headers: pinHeader, body: body(#"{"athleteIds":[]}"#)) { r in
+                #expect((r.json["athletes"] as? [[String: Any]])?.isEmpty == true)
+            }
+        }
+    }
+
     @Test func deleteNeedsPINAndValidID() async throws {
         let f = Fixture()
         let r1 = try f.book.record(f.run(3.0))

@@ -100,6 +100,43 @@ function render() {
   $("btn-start").hidden = !["countdown", "voice"].includes(g.startType);
   if (document.activeElement !== $("sel-preset")) $("sel-preset").value = g.preset || "";
   if (document.activeElement !== $("sel-athlete")) $("sel-athlete").value = b.nextAthlete ? String(b.nextAthlete.id) : "";
+  const roster = b.roster || [];
+  $("roster-line").textContent = roster.length ? "Rotating: " + roster.map((a) => a.name).join(" → ") + (b.nextAthlete ? " · next " + b.nextAthlete.name : "") : "";
+}
+
+// The roster: athletes ticked in running order; the gate hands each timed run's successor
+// the next run.
+const rosterPick = { order: [] };
+async function showRoster() {
+  let r, all;
+  try { [r, all] = await Promise.all([api("GET", "/api/roster"), api("GET", "/api/athletes")]); } catch (e) { say(e.message, true); return; }
+  rosterPick.order = r.athletes.map((a) => a.id);
+  rosterPick.session = r.sessionAthletes.map((a) => a.id);
+  rosterPick.all = all;
+  drawRoster();
+  $("roster-dialog").showModal();
+}
+function drawRoster() {
+  const ul = $("roster-list"); ul.replaceChildren();
+  for (const a of rosterPick.all) {
+    const li = el("li"), box = document.createElement("input");
+    box.type = "checkbox"; box.checked = rosterPick.order.includes(a.id); box.dataset.athlete = String(a.id);
+    box.onchange = () => {
+      rosterPick.order = box.checked ? [...rosterPick.order, a.id] : rosterPick.order.filter((id) => id !== a.id);
+      drawRoster();
+    };
+    const at = rosterPick.order.indexOf(a.id);
+    li.append(box, el("span", undefined, "swatch " + a.colour), el("strong", a.name), el("span", at >= 0 ? "#" + (at + 1) : "", "small"));
+    ul.append(li);
+  }
+  if (!rosterPick.all.length) ul.append(el("li", "No athletes yet.", "small"));
+  $("roster-session").disabled = !rosterPick.session.length;
+}
+async function saveRoster(ids) {
+  const r = await control("PUT", "/api/roster", { athleteIds: ids });
+  if (!r) return;
+  say(r.athletes.length ? "Rotating through " + r.athletes.map((a) => a.name).join(", ") + "; " + r.athletes[0].name + " runs next." : "Roster stopped.");
+  $("roster-dialog").close();
 }
 
 function resultItem(v, unit) {
@@ -665,6 +702,13 @@ function wire() {
   $("sel-preset").onchange = (e) => { if (e.target.value) control("PUT", "/api/config", { preset: e.target.value }, "Preset set."); };
   $("sel-athlete").onchange = (e) => control("PUT", "/api/next-athlete", { athleteId: e.target.value ? Number(e.target.value) : null }, "Next run assigned.");
   $("btn-add-athlete").onclick = () => editAthlete(null);
+  $("btn-roster").onclick = showRoster;
+  $("roster-session").onclick = () => { rosterPick.order = [...rosterPick.session]; drawRoster(); };
+  $("roster-start").onclick = () => {
+    if (!rosterPick.order.length) { say("Tick the athletes of the roster first.", true); return; }
+    saveRoster(rosterPick.order);
+  };
+  $("roster-stop").onclick = () => saveRoster([]);
   $("btn-new-athlete").onclick = () => editAthlete(null);
   for (const c of athleteColours) $("a-colour").append(new Option(c, c));
   $("a-q").oninput = () => showAthletes();
