@@ -3,7 +3,7 @@
 # its SQLite store: the PB toast, sessions, bests, the history's filters, sorts, search
 # and export, deleting a session and clearing all. Runs are credited to athletes through
 # the page's Next run menu, as a coach does. Usage: browser_coach.py PORT CDP_PORT PIN_FILE
-import csv, io, json, sys, time, urllib.request
+import csv, io, json, os, sys, time, urllib.request
 sys.path.insert(0, "scripts")
 from cdp import open_page, until as until_in, wait_http
 
@@ -292,3 +292,37 @@ if left["athletes"] != 0 or left["runs"] > 1:
     raise SystemExit(f"FAIL: clear all left data behind: {left!r}")
 said, now = js("document.getElementById('message').textContent"), js("document.getElementById('storage').textContent")
 print(f"ok: clear all: {said}; now {now}")
+
+# Settings: changed in the form with the PIN, checked, applied to the loop between runs,
+# shown on every phone and kept in the state directory (the next start reads them back:
+# scripts/browser-test restarts the gate after this).
+def form(values):
+    for k, v in values.items():
+        if isinstance(v, bool):
+            js(f"document.getElementById({json.dumps(k)}).checked = {json.dumps(v)}")
+        else:
+            js(f"document.getElementById({json.dumps(k)}).value = {json.dumps(v)}")
+until("!!document.getElementById('set-start').value", "the settings form is empty")
+form({"set-marks-min": "2", "set-marks-max": "6"})
+js("document.getElementById('message').textContent = ''; document.getElementById('set-save').click()")
+refused = until("document.getElementById('message').textContent", "a pause of 2 s was not refused")
+if not refused.startswith("marksPause"):
+    raise SystemExit(f"FAIL: a 2 s marks pause is not refused by name: {refused!r}")
+form({"set-start": "countdown", "set-marks-min": "4", "set-marks-max": "6", "set-set-min": "1", "set-set-max": "1.5",
+      "set-sound": "whistle", "set-buzzer": False, "set-beep": True, "set-unit": "km/h", "set-fps": "60", "set-body": "40"})
+js("document.getElementById('message').textContent = ''; document.getElementById('set-save').click()")
+said = until("/^Settings saved and applied/.test(document.getElementById('message').textContent) && document.getElementById('message').textContent",
+             "the settings were not saved and applied")
+e = get_json("/api/settings")["editable"]
+want = {"startType": "countdown", "marksPause": {"min": 4, "max": 6}, "setPause": {"min": 1, "max": 1.5}, "startSound": "whistle",
+        "buzzer": False, "crossingSound": True, "speedUnit": "km/h", "fps": 60, "minHeight": 0.4}
+if any(e.get(k) != v for k, v in want.items()):
+    raise SystemExit(f"FAIL: the gate runs {e!r}, not what was saved")
+kept = json.load(open(os.path.join(os.path.dirname(pin_file), "page-settings.json")))
+if any(kept.get(k) != v for k, v in want.items()):
+    raise SystemExit(f"FAIL: the settings kept for the next start are {kept!r}")
+note = until("document.getElementById('set-note').textContent", "the form does not say the frame rate waits for a restart")
+until("document.getElementById('phase').textContent.includes('countdown') && !document.getElementById('btn-start').hidden",
+      "the board does not follow the start type set in the form")
+print(f"ok: settings: a 2 s pause refused ({refused}); saved {said!r}; the gate runs and keeps them; {note}")
+

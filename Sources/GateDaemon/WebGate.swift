@@ -32,13 +32,22 @@ public final class WebGate: @unchecked Sendable {
     /// The camera view, once installed (loop thread).
     var cameraView: CameraView?
     private var lastFramesAt: MonotonicInstant?
+    /// The page's settings beside the engine's: speed unit, the camera's frame rate (as
+    /// chosen; it applies at the next start) and the detector's smallest body.
+    private var speedUnit: String
+    private var fps: Int
+    private var minHeight: Double
+    private var settingsVersion: UInt64 = 0
 
     /// Why: the status changes with every frame; 10 Hz is as fast as a person reads it
     /// and keeps the snapshot lock off the frame path.
     public static let statusPeriod = Span.milliseconds(100)
 
+    /// `fps` is the camera's frame rate as opened, `minHeight` the detector's smallest body
+    /// (fraction of the frame height).
     public init(gateName: String, stateDirectory: String, config: EngineConfig, preset: Preset?, speedUnit: SpeedUnit, details: [String: String],
-                book: any ResultsBook, wakeFD: Int32, log: Logger) throws {
+                book: any ResultsBook, wakeFD: Int32, log: Logger, fps: Int = 0,
+                minHeight: Double? = nil) throws {
         let pin: GatePIN
         do { pin = try GatePIN.loadOrCreate(directory: stateDirectory) } catch {
             throw WebGateError(description: "\(error) (the web page needs the state directory to keep its PIN)")
@@ -54,7 +63,11 @@ public final class WebGate: @unchecked Sendable {
         self.config = config
         self.log = log
         self.stateDirectory = stateDirectory
+        self.speedUnit = speedUnit.rawValue
+        self.fps = fps
+        self.minHeight = minHeight ?? DetectorConfig(gateX: 0).minCrossingHeight
         bookStoresRuns = book.storesRunsItself
+        bridge.settings.publish(EditableSettings(), runningFPS: fps)
         publishConfig(config)
     }
 
@@ -73,6 +86,7 @@ public final class WebGate: @unchecked Sendable {
     /// The engine's configuration and the preset, in the snapshot.
     public func publishConfig(_ config: EngineConfig) {
         self.config = config
+        bridge.settings.publish(PageSettingsFile.editable(engine: config, preset: preset, speedUnit: speedUnit, fps: fps, minHeight: minHeight))
         let p = preset
         bridge.snapshot.update {
             $0.startType = config.startType.rawValue
@@ -201,6 +215,8 @@ public final class WebGate: @unchecked Sendable {
                 if reconfigure(&loop, cfg, now: now, what: "start type \(id)") { onCourseChange?(preset, t, now) }
             case let .setGateLine(x):
                 moveGateLine(&loop, to: x)
+            case let .applySettings(change):
+                applySettings(&loop, change, now: now)
             case let .setPreset(id):
                 guard let p = Preset.named(id) else { continue }
                 var cfg = loop.engine.config
@@ -211,6 +227,53 @@ public final class WebGate: @unchecked Sendable {
                 preset = p
                 if reconfigure(&loop, cfg, now: now, what: "preset \(id)") { onCourseChange?(p, p.startType, now) } else { preset = previous }
             }
+        }
+    }
+
+    /// Applies the page's settings between runs: the engine's at once (start, feedback),
+    /// the preset, a new detector for another body size, the speed unit on the page; the
+    /// frame rate waits for the next start. All of it is kept for the next start.
+    private func applySettings<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>, _ change: EditableSettings, now: MonotonicInstant) {
+        guard betweenRuns(loop, what: "to change the settings") else { return }
+        var cfg = loop.engine.config
+        let previousPreset = preset
+        if let id = change.preset, let p = Preset.named(id) {
+            preset = p
+            cfg.startType = p.startType
+            cfg.solo = p.solo
+        }
+        PageSettingsFile.apply(change, to: &cfg)
+        if let problem = cfg.validate() {
+            preset = previousPreset
+            log.warning("page settings refused: \(problem)")
+            return
+        }
+        if let u = change.speedUnit { speedUnit = u }
+        if let f = change.fps { fps = f }
+        if let h = change.minHeight, h != loop.detector.config.minCrossingHeight {
+            let g = loop.detector.geometry
+            var dc = loop.detector.config
+            dc.minCrossingHeight = h
+            loop.detector = PhotoFinishDetector(config: dc, inputWidth: g.inputWidth, inputHeight: g.inputHeight)
+            minHeight = h
+        }
+        let courseChanged = cfg.startType != loop.engine.config.startType || preset != previousPreset
+        if cfg != loop.engine.config {
+            _ = reconfigure(&loop, cfg, now: now, what: "settings")
+        } else {
+            publishConfig(cfg)
+        }
+        if courseChanged { onCourseChange?(preset, cfg.startType, now) }
+        settingsVersion += 1
+        let version = settingsVersion
+        bridge.snapshot.update { $0.settingsVersion = version }
+        let current = bridge.settings.current
+        do {
+            try PageSettingsFile.save(current, directory: stateDirectory)
+            log.notice("page changed the settings; kept in \(PageSettingsFile.path(directory: stateDirectory))")
+        } catch {
+            log.error("page changed the settings, but they could not be kept for the next start: \(error)")
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sprintgate run`'s web page: the settings it shows and where its PIN lives.
 
+import Detector
 public import GateConfig
 import GateCore
 public import Logging
@@ -26,7 +27,8 @@ extension WebGate {
         do {
             let web = try WebGate(gateName: "SprintGate", stateDirectory: settings.stateDirectory, config: settings.engine,
                                   preset: settings.preset, speedUnit: settings.speedUnit, details: details,
-                                  book: book, wakeFD: wakeFD, log: log)
+                                  book: book, wakeFD: wakeFD, log: log, fps: board.camera.fps,
+                                  minHeight: settings.detectorConfig(width: frameWidth).minCrossingHeight)
             web.start(host: host, port: port)
             return web
         } catch {

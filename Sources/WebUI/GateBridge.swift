@@ -23,6 +23,9 @@ public enum GateCommand: Sendable, Hashable {
     case resumeDetection
     /// The detector's gate line, in camera pixels (moved on the camera view).
     case setGateLine(Double)
+    /// Settings changed on the page (validated); the loop applies them between runs and
+    /// keeps them for the next start.
+    case applySettings(EditableSettings)
 }
 
 /// The roles a race host can give a gate, as the page and the API name them.
@@ -63,6 +66,8 @@ public final class GateBridge: Sendable {
     public let results: BoundedQueue<TimedRun>
     /// Camera view: the encoder's latest picture, and viewers' requests for more.
     public let camera = CameraFeed()
+    /// The settings as the loop runs them (the page's settings form).
+    public let settings = SettingsCell()
     private let wake: @Sendable () -> Void
 
     /// Why: a person presses buttons a few times per second; 64 covers a burst from

@@ -34,6 +34,10 @@ public struct WebSettings: Sendable, Hashable, Codable {
     public var speedUnit: String
     /// Read-only rows of the settings view (board file, camera, state directory, …).
     public var details: [String: String]
+    /// The settings the page edits, as the loop runs them (`GET /api/settings` only).
+    public var editable: EditableSettings?
+    /// The camera's frame rate as opened; a different `editable.fps` waits for a restart.
+    public var runningFPS: Int?
 
     public init(gateName: String, startTypes: [String], presets: [PresetInfo], speedUnit: String,
                 details: [String: String] = [:]) {
@@ -86,7 +90,13 @@ struct BoardMessage: Codable {
 public final class LiveHub: Service, Sendable {
     public let bridge: GateBridge
     public let book: any ResultsBook
-    public let settings: WebSettings
+    private let settingsCell: Mutex<WebSettings>
+    /// The page's choices and units; the speed unit follows the page's settings.
+    public var settings: WebSettings {
+        var s = settingsCell.withLock { $0 }
+        if let unit = bridge.settings.current.speedUnit { s.speedUnit = unit }
+        return s
+    }
     private let logger: Logger
     private let state = Mutex<(snapshotVersion: UInt64, bookVersion: UInt64, version: UInt64, json: String)>((0, 0, 0, ""))
     private let bookVersion = Atomic<UInt64>(1)
@@ -100,7 +110,7 @@ public final class LiveHub: Service, Sendable {
     public init(bridge: GateBridge, book: any ResultsBook, settings: WebSettings, logger: Logger) {
         self.bridge = bridge
         self.book = book
-        self.settings = settings
+        settingsCell = Mutex(settings)
         self.logger = logger
     }
 
@@ -122,6 +132,7 @@ public final class LiveHub: Service, Sendable {
             bookChanged()
         }
         let (snapVersion, snap) = bridge.snapshot.read()
+        let settings = self.settings
         let bv = bookVersion.load(ordering: .relaxed) &+ book.changeCount
         let current = state.withLock { ($0.snapshotVersion, $0.bookVersion) }
         if current == (snapVersion, bv) { return state.withLock { $0.version } }

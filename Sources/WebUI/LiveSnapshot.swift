@@ -34,6 +34,8 @@ public struct LiveSnapshot: Sendable, Hashable, Codable {
     public var crossings: [CrossingView] = []
     /// Other gates of a race and their clock sync health.
     public var peers: [PeerView] = []
+    /// Moves when the loop applied settings from the page: phones read them again.
+    public var settingsVersion: UInt64 = 0
 
     /// Why: a phone screen shows about five; the rest is in the history.
     public static let crossingLimit = 8

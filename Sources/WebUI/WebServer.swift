@@ -123,7 +123,12 @@ public struct WebServer: Sendable {
             s.hub.refresh()
             return s.json(raw: s.hub.framed(now: monotonicNowNs()).text)
         }
-        router.get("/api/settings") { _, _ in try s.json(s.settings) }
+        router.get("/api/settings") { _, _ in
+            var v = s.settings
+            v.editable = s.bridge.settings.current
+            v.runningFPS = s.bridge.settings.runningFPS
+            return try s.json(v)
+        }
         // The camera view: each request keeps pictures coming for two seconds; the page
         // polls a few times a second while it shows the view.
         router.get("/api/camera.jpg") { _, _ in
@@ -275,6 +280,21 @@ public struct WebServer: Sendable {
             }
             try s.requireBetweenRuns("move the line between runs")
             return try s.enqueue(.setGateLine(x))
+        }
+        // The settings form: any of the editable settings, checked here, applied by the
+        // loop between runs and kept for the next start.
+        router.put("/api/settings") { request, context in
+            try s.requirePIN(request, context)
+            let change = try EditableSettings.decode(try await s.body(request, context))
+            if let p = change.problem(startTypes: s.settings.startTypes, presets: s.settings.presets.map(\.id)) {
+                throw APIError.invalid(p.field, p.reason)
+            }
+            let merged = s.bridge.settings.current.merged(with: change)
+            if let m = merged.marksPause, m.min > m.max { throw APIError.invalid("marksPause", "the shortest pause is longer than the longest") }
+            try s.requireBetweenRuns("change the settings after it")
+            _ = try s.enqueue(.applySettings(change))
+            let restart = change.fps.map { f in s.bridge.settings.runningFPS.map { $0 != f } ?? false } ?? false
+            return try s.json(SettingsChange(queued: true, restartNeeded: restart ? ["fps"] : []), status: .accepted)
         }
         router.put("/api/config") { request, context in
             try s.requirePIN(request, context)
@@ -745,6 +765,13 @@ struct SecurityHeaders: RouterMiddleware {
         r.headers[HTTPField.Name("Content-Security-Policy")!] = "default-src 'self'; img-src 'self' data: blob:; connect-src 'self'; style-src 'self'; script-src 'self'"
         return r
     }
+}
+
+/// `PUT /api/settings`'s answer: queued for the loop; `restartNeeded` names settings that
+/// apply when the gate starts again (the camera's frame rate).
+struct SettingsChange: Codable {
+    var queued: Bool
+    var restartNeeded: [String]
 }
 
 /// `GET /api/roster`: the roster in running order, and the latest session's athletes to

@@ -177,15 +177,15 @@ extension DemoCommand {
     }
 
     /// The demo's page on `port`, its PIN printed: `spec`'s clip stands for the camera.
-    func startPage(port: Int, config: EngineConfig, preset: Preset?, spec: SceneSpec, mode: String, book: any ResultsBook,
-                   wakeFD: Int32, log: Logger) -> WebGate {
+    func startPage(port: Int, config: EngineConfig, preset: Preset?, speedUnit: SpeedUnit = .metresPerSecond, minHeight: Double? = nil,
+                   spec: SceneSpec, mode: String, book: any ResultsBook, wakeFD: Int32, log: Logger) -> WebGate {
         let web: WebGate
         do {
             web = try WebGate(gateName: "SprintGate demo", stateDirectory: stateDir, config: config, preset: preset,
-                              speedUnit: .metresPerSecond,
+                              speedUnit: speedUnit,
                               details: ["camera": "demo clip \(spec.width)x\(spec.height) at \(Int(fps)) fps",
                                         "state directory": stateDir, "mode": mode],
-                              book: book, wakeFD: wakeFD, log: log)
+                              book: book, wakeFD: wakeFD, log: log, fps: Int(fps), minHeight: minHeight)
         } catch { fail("\(error)") }
         web.start(host: webHost, port: port)
         print("web PIN: \(web.server.pin.value)")
@@ -202,12 +202,28 @@ extension DemoCommand {
         log.logLevel = .notice
         makeDirectory(stateDir)
         var epoll = openLoop()
-        let preset = Preset.named("flying-30m")
-        let config = liveConfig()
+        var preset = Preset.named("flying-30m")
+        var config = liveConfig()
+        var speedUnit = SpeedUnit.metresPerSecond
+        var detectorSettings = detectorConfig(for: spec)
+        // Settings changed on this demo's page before, as a gate keeps them (the clip's
+        // frame rate stays: it is the clip's).
+        do {
+            if let page = try PageSettingsFile.load(directory: stateDir, startTypes: StartType.allCases.map(\.rawValue),
+                                                    presets: Preset.all.map(\.id)) {
+                if let p = page.preset.flatMap(Preset.named) { preset = p; config.startType = p.startType; config.solo = p.solo }
+                PageSettingsFile.apply(page, to: &config)
+                if let u = page.speedUnit.flatMap(SpeedUnit.init(rawValue:)) { speedUnit = u }
+                if let h = page.minHeight { detectorSettings.minCrossingHeight = h }
+                log.notice("settings changed on the page applied from \(PageSettingsFile.path(directory: stateDir))")
+            }
+        } catch {
+            log.error("\(error)")
+        }
         // Results and photo finishes go to the SQLite store under --state-dir, as on a gate.
         let storage = GateStorage.start(stateDirectory: stateDir, demoPreset: preset, log: log)
-        let web = startPage(port: port, config: config, preset: preset, spec: spec, mode: "demo (simulated lines, no sound)",
-                            book: storage.book, wakeFD: epoll.wakeFD, log: log)
+        let web = startPage(port: port, config: config, preset: preset, speedUnit: speedUnit, minHeight: detectorSettings.minCrossingHeight,
+                            spec: spec, mode: "demo (simulated lines, no sound)", book: storage.book, wakeFD: epoll.wakeFD, log: log)
         // Why: half a second between passes lets the detector see an empty gate again.
         let gap = Span.milliseconds(500)
         let cycle = Span.seconds(Double(spec.frameCount) / fps + gap.seconds)
@@ -232,7 +248,7 @@ extension DemoCommand {
                     LineEvent(role: .startButton, edge: .falling, timestamp: start + .seconds(hold), lineSequence: buttonEdges,
                               globalSequence: buttonEdges)]
         }
-        let detector = PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height)
+        let detector = PhotoFinishDetector(config: detectorSettings, inputWidth: spec.width, inputHeight: spec.height)
         var lines = FakeLines()
         lines.pending = holdButton(from: passStart)
         var loop = GateLoop(camera: camera, lines: lines, sound: RecordingBeeper(), detector: detector, engine: Engine(config: config))

@@ -363,6 +363,48 @@ import Testing
         #expect(f.bridge.commands.pop() == nil)
     }
 
+    @Test func settingsAreCheckedQueuedAndReadBack() async throws {
+        let f = Fixture()
+        f.bridge.settings.publish(EditableSettings(startType: "flying", speedUnit: "m/s", fps: 120, minHeight: 0.33), runningFPS: 120)
+        try await f.test { client in
+            try await client.execute(uri: "/api/settings", method: .get) { r in
+                #expect((r.json["editable"] as? [String: Any])?["fps"] as? Int == 120)
+                #expect(r.json["runningFPS"] as? Int == 120)
+            }
+            try await client.execute(uri: "/api/settings", method: .put, headers: jsonHeader, body: body(#"{"buzzer":false}"#)) { r in
+                #expect(r.status == .unauthorized)
+            }
+            let bad: [(String, String)] = [
+                (#"{}"#, "body"), (#"{"colour":"red"}"#, "colour"), (#"{"preset":"marathon"}"#, "preset"),
+                (#"{"startType":"rocket"}"#, "startType"), (#"{"marksPause":{"min":2,"max":5}}"#, "marksPause"),
+                (#"{"marksPause":{"min":9,"max":5}}"#, "marksPause"), (#"{"marksPause":7}"#, "marksPause"),
+                (#"{"setPause":{"min":1,"max":6}}"#, "setPause"), (#"{"startSound":"bell"}"#, "startSound"),
+                (#"{"buzzer":1}"#, "buzzer"), (#"{"spokenTime":"yes"}"#, "spokenTime"), (#"{"speedUnit":"knots"}"#, "speedUnit"),
+                (#"{"fps":45}"#, "fps"), (#"{"fps":60.5}"#, "fps"), (#"{"minHeight":0.05}"#, "minHeight"), (#"{"minHeight":true}"#, "minHeight"),
+            ]
+            for (b, field) in bad {
+                try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader, body: body(b)) { r in
+                    #expect(r.status == .badRequest, "\(b)")
+                    #expect(r.errorField == field, "\(b): \(r.text)")
+                }
+            }
+            #expect(f.bridge.commands.pop() == nil, "nothing refused reached the loop")
+            f.bridge.snapshot.update { $0.phase = "running" }
+            try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader, body: body(#"{"buzzer":false}"#)) { r in
+                #expect(r.status == .conflict)
+            }
+            f.bridge.snapshot.update { $0.phase = "armed" }
+            try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader,
+                                     body: body(#"{"startType":"countdown","marksPause":{"min":4,"max":6},"buzzer":false,"speedUnit":"km/h","fps":60}"#)) { r in
+                #expect(r.status == .accepted)
+                #expect(r.json["restartNeeded"] as? [String] == ["fps"])
+            }
+            let queued = f.bridge.commands.pop()
+            #expect(queued == .applySettings(EditableSettings(startType: "countdown", marksPause: .init(min: 4, max: 6), buzzer: false,
+                                                              speedUnit: "km/h", fps: 60)))
+        }
+    }
+
     @Test func fullCommandQueueAnswers503() async throws {
         let f = Fixture()
         for _ in 0..<GateBridge.commandCapacity { _ = f.bridge.send(.arm) }

@@ -525,6 +525,7 @@ function connect() {
     const m = JSON.parse(ev.data);
     const changedAthletes = !state.board || JSON.stringify(state.board.nextAthlete) !== JSON.stringify(m.board.nextAthlete);
     const changedBook = state.board && state.board.bookVersion !== m.board.bookVersion;
+    const changedSettings = state.board && state.board.gate.settingsVersion !== m.board.gate.settingsVersion;
     const news = m.board.newBest;
     // The first message sets what this phone has seen; only bests after it are news.
     if (state.bestSeen === undefined) state.bestSeen = Math.max(0, ...m.board.results.map((v) => v.run.id));
@@ -535,6 +536,8 @@ function connect() {
     // Another phone (or the gate) changed the book: lists and menus are read again.
     if (changedAthletes || changedBook) loadAthletes();
     if (changedBook) refreshLists();
+    // Another phone saved settings: every form shows what the gate runs now.
+    if (changedSettings) loadSettings().catch(() => {});
   };
   ws.onclose = () => {
     const l = $("link"); l.textContent = "reconnecting"; l.className = "chip bad";
@@ -555,6 +558,59 @@ async function loadSettings() {
   const tb = document.querySelector("#settings tbody"); tb.replaceChildren();
   const rows = Object.entries(s.details).sort(); rows.unshift(["speed unit", s.speedUnit]);
   for (const [k, v] of rows) { const tr = el("tr"); tr.append(el("th", k), el("td", v)); tb.append(tr); }
+  fillSettingsForm(s);
+}
+
+// The settings form: what the loop runs now; saved with the PIN, applied between runs and
+// kept for the next start.
+function fillSettingsForm(s) {
+  const e = s.editable; if (!e) return;
+  const sp = $("set-preset"); sp.replaceChildren(new Option("— none —", "")); for (const p of s.presets) sp.append(new Option(p.title, p.id));
+  const st = $("set-start"); st.replaceChildren(); for (const t of s.startTypes) st.append(new Option(t, t));
+  sp.value = e.preset || ""; st.value = e.startType; $("set-sound").value = e.startSound;
+  $("set-marks-min").value = e.marksPause.min; $("set-marks-max").value = e.marksPause.max;
+  $("set-set-min").value = e.setPause.min; $("set-set-max").value = e.setPause.max;
+  $("set-led").checked = e.crossingLED; $("set-buzzer").checked = e.buzzer; $("set-beep").checked = e.crossingSound; $("set-spoken").checked = e.spokenTime;
+  $("set-unit").value = e.speedUnit; $("set-fps").value = String(e.fps); $("set-body").value = String(Math.round(e.minHeight * 1000) / 10);
+  $("set-note").textContent = s.runningFPS && e.fps !== s.runningFPS
+    ? "The camera runs at " + s.runningFPS + " fps until the gate restarts; then at " + e.fps + " fps." : "";
+}
+
+function settingsFromForm() {
+  const num = (id) => Number($(id).value.trim());
+  return { preset: $("set-preset").value || undefined, startType: $("set-start").value, startSound: $("set-sound").value,
+    marksPause: { min: num("set-marks-min"), max: num("set-marks-max") }, setPause: { min: num("set-set-min"), max: num("set-set-max") },
+    crossingLED: $("set-led").checked, buzzer: $("set-buzzer").checked, crossingSound: $("set-beep").checked, spokenTime: $("set-spoken").checked,
+    speedUnit: $("set-unit").value, fps: Number($("set-fps").value), minHeight: num("set-body") / 100 };
+}
+
+// The same value whatever the order of its keys.
+function canon(v) {
+  if (v === null || typeof v !== "object") return JSON.stringify(v);
+  return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canon(v[k])).join(",") + "}";
+}
+
+// Sends only what differs from what the gate runs, then waits until the gate shows it.
+async function saveSettings(ev) {
+  ev.preventDefault();
+  const current = state.settings && state.settings.editable, wanted = settingsFromForm(), change = {};
+  for (const k of Object.keys(wanted)) {
+    if (wanted[k] === undefined) continue;
+    if (!current || canon(wanted[k]) !== canon(current[k])) change[k] = wanted[k];
+  }
+  if (!Object.keys(change).length) { $("set-note").textContent = "Nothing changed."; return; }
+  const r = await control("PUT", "/api/settings", change);
+  if (!r) { $("set-note").textContent = $("message").textContent; return; }
+  for (let i = 0; i < 20; i++) {
+    await new Promise((done) => setTimeout(done, 150));
+    const s = await api("GET", "/api/settings").catch(() => null);
+    if (s && Object.keys(change).every((k) => canon(s.editable[k]) === canon(change[k]))) {
+      await loadSettings();
+      say("Settings saved and applied" + (r.restartNeeded.length ? "; the frame rate applies when the gate restarts." : "."));
+      return;
+    }
+  }
+  say("The gate has not applied the settings yet: a run may have started. Save again after it.", true);
 }
 
 const athleteColours = ["red", "orange", "yellow", "green", "blue", "purple", "pink", "gray"];
@@ -698,8 +754,10 @@ function wire() {
   $("btn-pause").onclick = () => control("POST", "/api/pause", undefined, "Gates paused: crossings are not timed.");
   $("btn-resume").onclick = () => control("POST", "/api/resume", undefined, "Gates timing again.");
   $("btn-reset").onclick = () => control("POST", "/api/reset", undefined, "Reset.");
-  $("sel-start").onchange = (e) => control("PUT", "/api/config", { startType: e.target.value }, "Start type set.");
-  $("sel-preset").onchange = (e) => { if (e.target.value) control("PUT", "/api/config", { preset: e.target.value }, "Preset set."); };
+  // The quick menus change the same settings as the form: applied and kept.
+  $("sel-start").onchange = (e) => control("PUT", "/api/settings", { startType: e.target.value }, "Start type set.");
+  $("sel-preset").onchange = (e) => { if (e.target.value) control("PUT", "/api/settings", { preset: e.target.value }, "Preset set."); };
+  $("settings-form").onsubmit = saveSettings;
   $("sel-athlete").onchange = (e) => control("PUT", "/api/next-athlete", { athleteId: e.target.value ? Number(e.target.value) : null }, "Next run assigned.");
   $("btn-add-athlete").onclick = () => editAthlete(null);
   $("btn-roster").onclick = showRoster;

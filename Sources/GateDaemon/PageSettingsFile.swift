@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// The settings changed on the page, kept in the state directory for the next start.
+
+public import Engine
+import Foundation
+import GateCore
+public import GateConfig
+public import WebUI
+
+/// `STATE_DIR/page-settings.json`: the page's settings (`EditableSettings`) as last
+/// applied. At start they override the settings file's (`apply`); the file is written
+/// whole beside it, then renamed into place.
+public enum PageSettingsFile {
+    public static func path(directory: String) -> String { directory + "/page-settings.json" }
+
+    /// The stored settings; nil when there are none. A file that does not read as valid
+    /// settings is an error naming why (the gate then starts with the settings file's).
+    public static func load(directory: String, startTypes: [String], presets: [String]) throws -> EditableSettings? {
+        let p = path(directory: directory)
+        guard FileManager.default.fileExists(atPath: p) else { return nil }
+        let data = try Data(contentsOf: URL(fileURLWithPath: p))
+        let s: EditableSettings
+        do { s = try JSONDecoder().decode(EditableSettings.self, from: data) } catch {
+            throw PageSettingsError(description: "\(p) is not the page's settings (\(error)); delete it or save the settings again")
+        }
+        if let problem = s.problem(startTypes: startTypes, presets: presets) {
+            throw PageSettingsError(description: "\(p): \(problem.field) \(problem.reason); delete it or save the settings again")
+        }
+        return s
+    }
+
+    public static func save(_ s: EditableSettings, directory: String) throws {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .prettyPrinted]
+        try e.encode(s).write(to: URL(fileURLWithPath: path(directory: directory)), options: .atomic)
+    }
+
+    /// `s` over `settings`: start, feedback, speed unit, body size and the camera's frame
+    /// rate as chosen on the page.
+    public static func apply(_ s: EditableSettings, to settings: inout GateSettings) {
+        if let id = s.preset, let p = Preset.named(id) {
+            settings.preset = p
+            settings.engine.startType = p.startType
+            settings.engine.solo = p.solo
+        }
+        apply(s, to: &settings.engine)
+        if let u = s.speedUnit.flatMap(SpeedUnit.init(rawValue:)) { settings.speedUnit = u }
+        if let h = s.minHeight { settings.minHeight = h }
+        if let f = s.fps { settings.board.camera.fps = f }
+    }
+
+    /// The engine's part of `s` (start type, pauses, start sound, feedback).
+    public static func apply(_ s: EditableSettings, to engine: inout EngineConfig) {
+        if let t = s.startType.flatMap(StartType.init(rawValue:)) { engine.startType = t }
+        if let m = s.marksPause { engine.marksPause = m.min...m.max }
+        if let p = s.setPause { engine.setPause = p.min...p.max }
+        if let sound = s.startSound.flatMap(GateSound.init(rawValue:)) { engine.startSound = sound }
+        if let v = s.crossingLED { engine.crossingLED = v }
+        if let v = s.buzzer { engine.crossingBuzzer = v }
+        if let v = s.crossingSound { engine.crossingSound = v }
+        if let v = s.spokenTime { engine.spokenTime = v }
+    }
+
+    /// The page's view of a running configuration.
+    public static func editable(engine: EngineConfig, preset: Preset?, speedUnit: String, fps: Int, minHeight: Double) -> EditableSettings {
+        EditableSettings(preset: preset?.id, startType: engine.startType.rawValue,
+                         marksPause: .init(min: engine.marksPause.lowerBound, max: engine.marksPause.upperBound),
+                         setPause: .init(min: engine.setPause.lowerBound, max: engine.setPause.upperBound),
+                         startSound: engine.startSound.rawValue, crossingLED: engine.crossingLED, buzzer: engine.crossingBuzzer,
+                         crossingSound: engine.crossingSound, spokenTime: engine.spokenTime, speedUnit: speedUnit, fps: fps,
+                         minHeight: minHeight)
+    }
+}
+
+public struct PageSettingsError: Error, CustomStringConvertible {
+    public let description: String
+}

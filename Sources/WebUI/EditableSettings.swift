@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// The settings a coach changes on the page: validated here, applied by the loop between
+// runs, and kept in the state directory for the next start.
+
+import Foundation
+import Synchronization
+
+/// The page's settings. `GET /api/settings` gives them all (`editable`); a `PUT` gives any
+/// of them and leaves the others. Ranges are those of the settings file.
+public struct EditableSettings: Sendable, Hashable, Codable {
+    /// A pause drawn at random from `min...max` seconds.
+    public struct Pause: Sendable, Hashable, Codable {
+        public var min: Double
+        public var max: Double
+        public init(min: Double, max: Double) {
+            self.min = min
+            self.max = max
+        }
+    }
+    /// A preset id from `WebSettings.presets`; nil: no preset.
+    public var preset: String?
+    public var startType: String?
+    /// "On your marks" to "Set", and "Set" to the start sound.
+    public var marksPause: Pause?
+    public var setPause: Pause?
+    /// `beep`, `gunshot` or `whistle`.
+    public var startSound: String?
+    public var crossingLED: Bool?
+    public var buzzer: Bool?
+    public var crossingSound: Bool?
+    public var spokenTime: Bool?
+    public var speedUnit: String?
+    /// The camera's frame rate: 30, 60, 90 or 120 (applies when the camera opens next).
+    public var fps: Int?
+    /// The smallest body the detector times, as a fraction of the frame height.
+    public var minHeight: Double?
+
+    public init(preset: String? = nil, startType: String? = nil, marksPause: Pause? = nil, setPause: Pause? = nil,
+                startSound: String? = nil, crossingLED: Bool? = nil, buzzer: Bool? = nil, crossingSound: Bool? = nil,
+                spokenTime: Bool? = nil, speedUnit: String? = nil, fps: Int? = nil, minHeight: Double? = nil) {
+        self.preset = preset
+        self.startType = startType
+        self.marksPause = marksPause
+        self.setPause = setPause
+        self.startSound = startSound
+        self.crossingLED = crossingLED
+        self.buzzer = buzzer
+        self.crossingSound = crossingSound
+        self.spokenTime = spokenTime
+        self.speedUnit = speedUnit
+        self.fps = fps
+        self.minHeight = minHeight
+    }
+
+    public static let marksPauseRange: ClosedRange<Double> = 3...20
+    public static let setPauseRange: ClosedRange<Double> = 0.5...5
+    public static let startSounds = ["beep", "gunshot", "whistle"]
+    public static let speedUnits = ["m/s", "km/h", "mph"]
+    public static let frameRates = [30, 60, 90, 120]
+    public static let minHeightRange: ClosedRange<Double> = 0.1...1
+
+    /// `other`'s fields where it has them, ours elsewhere.
+    public func merged(with other: EditableSettings) -> EditableSettings {
+        EditableSettings(preset: other.preset ?? preset, startType: other.startType ?? startType,
+                         marksPause: other.marksPause ?? marksPause, setPause: other.setPause ?? setPause,
+                         startSound: other.startSound ?? startSound, crossingLED: other.crossingLED ?? crossingLED,
+                         buzzer: other.buzzer ?? buzzer, crossingSound: other.crossingSound ?? crossingSound,
+                         spokenTime: other.spokenTime ?? spokenTime, speedUnit: other.speedUnit ?? speedUnit,
+                         fps: other.fps ?? fps, minHeight: other.minHeight ?? minHeight)
+    }
+
+    /// The first field that is wrong, with what it should be; nil when every given field
+    /// is acceptable. `startTypes` and `presets` are what the gate knows.
+    public func problem(startTypes: [String], presets: [String]) -> (field: String, reason: String)? {
+        if let p = preset, !presets.contains(p) { return ("preset", "unknown preset '\(p)'") }
+        if let t = startType, !startTypes.contains(t) { return ("startType", "one of \(startTypes.joined(separator: ", "))") }
+        for (name, pause, range) in [("marksPause", marksPause, Self.marksPauseRange), ("setPause", setPause, Self.setPauseRange)] {
+            guard let p = pause else { continue }
+            guard p.min.isFinite, p.max.isFinite, range.contains(p.min), range.contains(p.max) else {
+                return (name, "seconds within \(range.lowerBound)...\(range.upperBound)")
+            }
+            guard p.min <= p.max else { return (name, "the shortest pause is longer than the longest") }
+        }
+        if let s = startSound, !Self.startSounds.contains(s) { return ("startSound", "one of \(Self.startSounds.joined(separator: ", "))") }
+        if let u = speedUnit, !Self.speedUnits.contains(u) { return ("speedUnit", "one of \(Self.speedUnits.joined(separator: ", "))") }
+        if let f = fps, !Self.frameRates.contains(f) { return ("fps", "one of \(Self.frameRates.map(String.init).joined(separator: ", ")) frames per second") }
+        if let h = minHeight, !(h.isFinite && Self.minHeightRange.contains(h)) {
+            return ("minHeight", "a fraction of the frame height within \(Self.minHeightRange.lowerBound)...\(Self.minHeightRange.upperBound)")
+        }
+        return nil
+    }
+
+    /// Reads a `PUT` body: only the keys above, each of its type; throws naming the key.
+    public static func decode(_ body: [String: Any]) throws(APIError) -> EditableSettings {
+        let known: Set<String> = ["preset", "startType", "marksPause", "setPause", "startSound", "crossingLED", "buzzer",
+                                  "crossingSound", "spokenTime", "speedUnit", "fps", "minHeight"]
+        if let unknown = body.keys.sorted().first(where: { !known.contains($0) }) {
+            throw APIError.invalid(unknown, "not a setting; settings: \(known.sorted().joined(separator: ", "))")
+        }
+        var s = EditableSettings()
+        func text(_ k: String) throws(APIError) -> String? {
+            guard let v = body[k] else { return nil }
+            guard let t = v as? String, !t.isEmpty, t.count <= 40 else { throw APIError.invalid(k, "must be text") }
+            return t
+        }
+        func flag(_ k: String) throws(APIError) -> Bool? {
+            guard let v = body[k] else { return nil }
+            guard let n = v as? NSNumber, String(cString: n.objCType) == "c" else { throw APIError.invalid(k, "must be true or false") }
+            return n.boolValue
+        }
+        func number(_ v: Any?, _ k: String) throws(APIError) -> Double? {
+            guard let v else { return nil }
+            guard let n = v as? NSNumber, String(cString: n.objCType) != "c", n.doubleValue.isFinite else { throw APIError.invalid(k, "must be a number") }
+            return n.doubleValue
+        }
+        func pause(_ k: String) throws(APIError) -> Pause? {
+            guard let v = body[k] else { return nil }
+            guard let d = v as? [String: Any], let lo = try number(d["min"], k), let hi = try number(d["max"], k) else {
+                throw APIError.invalid(k, "must be {\"min\": seconds, \"max\": seconds}")
+            }
+            return Pause(min: lo, max: hi)
+        }
+        s.preset = try text("preset")
+        s.startType = try text("startType")
+        s.marksPause = try pause("marksPause")
+        s.setPause = try pause("setPause")
+        s.startSound = try text("startSound")
+        s.crossingLED = try flag("crossingLED")
+        s.buzzer = try flag("buzzer")
+        s.crossingSound = try flag("crossingSound")
+        s.spokenTime = try flag("spokenTime")
+        s.speedUnit = try text("speedUnit")
+        if let f = try number(body["fps"], "fps") {
+            guard f == f.rounded(), abs(f) < 1000 else { throw APIError.invalid("fps", "a whole number of frames per second") }
+            s.fps = Int(f)
+        }
+        s.minHeight = try number(body["minHeight"], "minHeight")
+        if s == EditableSettings() { throw APIError.invalid("body", "give at least one setting") }
+        return s
+    }
+}
+
+/// What the page shows as the settings now: the loop publishes them (on change), the web
+/// side reads them; `runningFPS` is the camera's rate as opened.
+public final class SettingsCell: Sendable {
+    private let state = Mutex<(settings: EditableSettings, runningFPS: Int?)>((EditableSettings(), nil))
+    public init() {}
+    public func publish(_ s: EditableSettings, runningFPS: Int? = nil) {
+        state.withLock { st in
+            st.settings = s
+            if let f = runningFPS { st.runningFPS = f }
+        }
+    }
+    public var current: EditableSettings { state.withLock { $0.settings } }
+    public var runningFPS: Int? { state.withLock { $0.runningFPS } }
+}
