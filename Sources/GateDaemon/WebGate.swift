@@ -151,6 +151,16 @@ public final class WebGate: @unchecked Sendable {
         if !bridge.results.push(run) { log.error("web results lane full: a \(seconds) s run is missing from the page's history") }
     }
 
+    /// The exposure the camera reports (nil: it does not say), on the page with a warning
+    /// when it blurs a sprinter (`V4L2FrameSource.blurLimit`). Call after the camera opens.
+    public func setExposure(_ exposure: Span?) {
+        let warning = exposure.flatMap { $0 > V4L2FrameSource.blurLimit ? V4L2FrameSource.blurWarning($0) : nil }
+        bridge.snapshot.update {
+            $0.camera.exposureMs = exposure.map { Double($0.nanoseconds) / 1e6 }
+            $0.camera.exposureWarning = warning
+        }
+    }
+
     /// Detector status, camera and counters; call every `statusPeriod`.
     public func publishStatus(status: GateStatus, light: StatusLight, camera: DeviceState, mode: String, stats: LoopStats,
                               p99Ms: Double, now: MonotonicInstant) {
@@ -295,6 +305,11 @@ public final class WebGate: @unchecked Sendable {
         }
         cameraView?.gateX = x
         do {
+            // The settings view says where the line is now, on every phone.
+            server.hub.setDetail("gate line x", Self.gateLineText(x, frameWidth: g.inputWidth, movedOnPage: true))
+            settingsVersion += 1
+            let version = settingsVersion
+            bridge.snapshot.update { $0.settingsVersion = version }
             try GateLineFile.save(directory: stateDirectory, x: x, frameWidth: g.inputWidth)
             log.notice("page moved the gate line to x \(x) of \(g.inputWidth); kept in \(GateLineFile.path(directory: stateDirectory))")
         } catch {

@@ -114,6 +114,11 @@ public final class LiveHub: Service, Sendable {
         self.logger = logger
     }
 
+    /// Replaces one read-only row of the settings view (e.g. where the gate line is now).
+    public func setDetail(_ key: String, _ value: String) {
+        settingsCell.withLock { $0.details[key] = value }
+    }
+
     /// Tells the hub the book changed outside the loop's results (a delete, an assignment).
     public func bookChanged() { bookVersion.add(1, ordering: .relaxed) }
 

@@ -86,6 +86,10 @@ public struct LiveSnapshot: Sendable, Hashable, Codable {
         public var dropped: UInt64 = 0
         /// 99th percentile of frame timestamp to end of processing, milliseconds.
         public var latencyP99Ms = 0.0
+        /// The exposure the camera reports, milliseconds; nil when it does not say.
+        public var exposureMs: Double?
+        /// Set when the exposure is long enough to blur a sprinter, with what to do.
+        public var exposureWarning: String?
         public init() {}
     }
 

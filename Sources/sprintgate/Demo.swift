@@ -56,6 +56,9 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Frame rate of the rendered clip (with --web), 30...1000.")
     var fps: Double = 120
 
+    @Option(help: ArgumentHelp("With --web --lone-gate: the clip's exposure in milliseconds (0.1 up to one frame period); a long one blurs the runners, as a camera left on a long exposure does.", valueName: "ms"))
+    var exposureMs: Double?
+
     @Option(help: "State directory for the web PIN (with --web).")
     var stateDir = "/tmp/sprintgate-demo"
 
@@ -195,7 +198,11 @@ extension DemoCommand {
     /// The demo clip in real time on the epoll loop, with the web page on Hummingbird's
     /// threads: page commands wake the loop through its eventfd.
     func runLive(port: Int) throws {
-        guard let spec = SceneCatalog.scene("two-runners", fps: fps, variant: 3) else { fail("demo scene missing at \(fps) fps") }
+        guard var spec = SceneCatalog.scene("two-runners", fps: fps, variant: 3) else { fail("demo scene missing at \(fps) fps") }
+        if let ms = exposureMs {
+            guard ms >= 0.1, ms / 1000 <= 1 / fps else { fail("--exposure-ms \(ms) must be 0.1 up to one frame period (\(1000 / fps) ms)") }
+            spec.exposure = ms / 1000
+        }
         // Line by line even into a pipe or a file: the PIN and results are read as they come.
         Sys.lineBufferedStandardOutput()
         var log = Logger(label: "sprintgate.web")
@@ -255,6 +262,8 @@ extension DemoCommand {
         storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: detectorConfig(for: spec).gateX, fps: fps, log: log)
         _ = web.installCameraView(on: &loop, width: spec.width, height: spec.height, fps: fps,
                                    gateX: detectorConfig(for: spec).gateX)
+        // The clip stands in for the camera: its exposure is what the camera would report.
+        web.setExposure(.seconds(spec.exposure))
         let t0 = Sys.monotonicNow()
         var peerLog = Logger(label: "sprintgate.peer")
         peerLog.logLevel = .info

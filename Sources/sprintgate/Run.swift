@@ -171,6 +171,7 @@ struct RunCommand: ParsableCommand {
                                                      book: storage.book, level: level)
         _ = web?.installCameraView(on: &loop, width: width, height: height, fps: Double(board.camera.fps),
                                     gateX: settings.detectorConfig(width: width).gateX)
+        web?.setExposure(loop.camera.exposure)
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in

@@ -50,6 +50,9 @@ import WebUI
         #expect(gate.loop.photoFinish?.config.gateX == x)
         #expect(gate.cameraView?.gateX == x)
         #expect(GateLineFile.load(directory: dir.path, frameWidth: spec.width) == x)
+        // The settings view's row says so at once.
+        #expect(web.server.settings.details["gate line x"]?.hasPrefix("\(x) px of \(spec.width) (moved on the camera view") == true)
+        #expect(web.bridge.snapshot.read().snapshot.settingsVersion == 1)
         // During a run the line stays where it is.
         #expect(web.bridge.send(.arm))
         gate.schedulePass(crossingAt: now + .seconds(1))

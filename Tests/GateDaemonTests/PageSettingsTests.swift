@@ -84,4 +84,20 @@ import WebUI
             #expect(e.description.contains("fps"))
         }
     }
+
+    @Test func aLongExposureIsNamedOnThePage() throws {
+        let dir = StateDir()
+        let storage = GateStorage.start(stateDirectory: dir.path, context: RunContext(preset: nil, startType: .flying), log: LocalRaceTests.log)
+        let web = try WebGate(gateName: "test", stateDirectory: dir.path, config: EngineConfig(), preset: nil, speedUnit: .metresPerSecond,
+                              details: [:], book: storage.book, wakeFD: -1, log: LocalRaceTests.log)
+        web.setExposure(.microseconds(2000))
+        #expect(web.bridge.snapshot.read().snapshot.camera.exposureMs == 2)
+        #expect(web.bridge.snapshot.read().snapshot.camera.exposureWarning == nil)
+        web.setExposure(.microseconds(8000))
+        #expect(web.bridge.snapshot.read().snapshot.camera.exposureWarning == "exposure 8.0 ms blurs a sprinter: set exposure_us to 4000 or less")
+        web.setExposure(nil)
+        #expect(web.bridge.snapshot.read().snapshot.camera.exposureMs == nil)
+        #expect(web.bridge.snapshot.read().snapshot.camera.exposureWarning == nil, "an automatic exposure is not judged")
+        storage.stop()
+    }
 }

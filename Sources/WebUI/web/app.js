@@ -68,6 +68,7 @@ function render() {
   if (g.gate.shaking) chips.append(chip("shaking", "bad"));
   if (g.gate.tooFar) chips.append(chip("too far", "bad"));
   chips.append(chip("camera " + g.camera.state, g.camera.state === "streaming" ? "ok" : "bad"));
+  if (g.camera.exposureWarning) { const c = chip("exposure too long", "bad"); c.title = g.camera.exposureWarning; c.dataset.warning = "exposure"; chips.append(c); }
   $("camera-chips").replaceChildren(...[...chips.children].map((c) => c.cloneNode(true)));
   $("camera").textContent = (g.camera.mode || "no camera mode") + " · " + fmt(g.camera.fps, 1) + " fps · " +
     g.camera.frames + " frames · " + g.camera.dropped + " dropped · p99 " + fmt(g.camera.latencyP99Ms, 1) + " ms";
@@ -476,7 +477,9 @@ async function cameraStep() {
         cameraView.line = true;
       } catch (e) { /* The next picture tries again. */ }
     }
-    $("camera-note").textContent = "Live, " + next.naturalWidth + "×" + next.naturalHeight + "; the red line is the gate.";
+    const g = state.board ? state.board.gate.camera : null;
+    $("camera-note").textContent = "Live, " + next.naturalWidth + "×" + next.naturalHeight + "; the red line is the gate." +
+      (g && g.exposureWarning ? " The " + g.exposureWarning + "." : "");
     cameraView.timer = setTimeout(cameraStep, 250);
   };
   next.onerror = () => {
