@@ -4,6 +4,7 @@
 public import Engine
 import Foundation
 import GateCore
+public import Logging
 public import GateConfig
 public import WebUI
 
@@ -15,7 +16,9 @@ public enum PageSettingsFile {
 
     /// The stored settings; nil when there are none. A file that does not read as valid
     /// settings is an error naming why (the gate then starts with the settings file's).
-    public static func load(directory: String, startTypes: [String], presets: [String]) throws -> EditableSettings? {
+    /// Start types and presets are the engine's unless given.
+    public static func load(directory: String, startTypes: [String] = StartType.allCases.map(\.rawValue),
+                            presets: [String] = Preset.all.map(\.id)) throws -> EditableSettings? {
         let p = path(directory: directory)
         guard FileManager.default.fileExists(atPath: p) else { return nil }
         let data = try Data(contentsOf: URL(fileURLWithPath: p))
@@ -29,6 +32,19 @@ public enum PageSettingsFile {
         return s
     }
 
+    /// `load` at a gate's start: what it applies is logged, and an unreadable file is
+    /// logged and skipped (the gate starts with the settings file's).
+    public static func loadAtStart(directory: String, log: Logger) -> EditableSettings? {
+        do {
+            guard let s = try load(directory: directory) else { return nil }
+            log.notice("settings changed on the page applied from \(path(directory: directory))")
+            return s
+        } catch {
+            log.error("\(error)")
+            return nil
+        }
+    }
+
     public static func save(_ s: EditableSettings, directory: String) throws {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .prettyPrinted]
@@ -38,15 +54,21 @@ public enum PageSettingsFile {
     /// `s` over `settings`: start, feedback, speed unit, body size and the camera's frame
     /// rate as chosen on the page.
     public static func apply(_ s: EditableSettings, to settings: inout GateSettings) {
-        if let id = s.preset, let p = Preset.named(id) {
-            settings.preset = p
-            settings.engine.startType = p.startType
-            settings.engine.solo = p.solo
-        }
-        apply(s, to: &settings.engine)
+        apply(s, to: &settings.engine, preset: &settings.preset)
         if let u = s.speedUnit.flatMap(SpeedUnit.init(rawValue:)) { settings.speedUnit = u }
         if let h = s.minHeight { settings.minHeight = h }
         if let f = s.fps { settings.board.camera.fps = f }
+    }
+
+    /// The preset and the engine's part of `s`: a preset brings its start type (and solo),
+    /// which a start type given with it overrides.
+    public static func apply(_ s: EditableSettings, to engine: inout EngineConfig, preset: inout Preset?) {
+        if let p = s.preset.flatMap(Preset.named) {
+            preset = p
+            engine.startType = p.startType
+            engine.solo = p.solo
+        }
+        apply(s, to: &engine)
     }
 
     /// The engine's part of `s` (start type, pauses, start sound, feedback).

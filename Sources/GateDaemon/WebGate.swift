@@ -230,11 +230,9 @@ public final class WebGate: @unchecked Sendable {
             case let .setPreset(id):
                 guard let p = Preset.named(id) else { continue }
                 var cfg = loop.engine.config
-                cfg.startType = p.startType
-                cfg.solo = p.solo
                 // The preset is published with the new configuration; a refused change keeps the old one.
                 let previous = preset
-                preset = p
+                PageSettingsFile.apply(EditableSettings(preset: id), to: &cfg, preset: &preset)
                 if reconfigure(&loop, cfg, now: now, what: "preset \(id)") { onCourseChange?(p, p.startType, now) } else { preset = previous }
             }
         }
@@ -248,12 +246,7 @@ public final class WebGate: @unchecked Sendable {
         guard betweenRuns(loop, what: "to change the settings") else { return }
         var cfg = loop.engine.config
         let previousPreset = preset
-        if let id = change.preset, let p = Preset.named(id) {
-            preset = p
-            cfg.startType = p.startType
-            cfg.solo = p.solo
-        }
-        PageSettingsFile.apply(change, to: &cfg)
+        PageSettingsFile.apply(change, to: &cfg, preset: &preset)
         if let problem = cfg.validate() {
             preset = previousPreset
             log.warning("page settings refused: \(problem)")
@@ -275,9 +268,7 @@ public final class WebGate: @unchecked Sendable {
             publishConfig(cfg)
         }
         if courseChanged { onCourseChange?(preset, cfg.startType, now) }
-        settingsVersion += 1
-        let version = settingsVersion
-        bridge.snapshot.update { $0.settingsVersion = version }
+        settingsShown()
         let current = bridge.settings.current
         do {
             try PageSettingsFile.save(current, directory: stateDirectory)
@@ -307,14 +298,19 @@ public final class WebGate: @unchecked Sendable {
         do {
             // The settings view says where the line is now, on every phone.
             server.hub.setDetail("gate line x", Self.gateLineText(x, frameWidth: g.inputWidth, movedOnPage: true))
-            settingsVersion += 1
-            let version = settingsVersion
-            bridge.snapshot.update { $0.settingsVersion = version }
+            settingsShown()
             try GateLineFile.save(directory: stateDirectory, x: x, frameWidth: g.inputWidth)
             log.notice("page moved the gate line to x \(x) of \(g.inputWidth); kept in \(GateLineFile.path(directory: stateDirectory))")
         } catch {
             log.error("page moved the gate line to x \(x), but it could not be kept for the next start: \(error)")
         }
+    }
+
+    /// Tells every phone the settings changed (the live board's `settingsVersion`).
+    private func settingsShown() {
+        settingsVersion += 1
+        let version = settingsVersion
+        bridge.snapshot.update { $0.settingsVersion = version }
     }
 
     /// False, logged, while a run is in progress: the page asked `what` (e.g. "for preset

@@ -59,16 +59,6 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     public static let frameRates = [30, 60, 90, 120]
     public static let minHeightRange: ClosedRange<Double> = 0.1...1
 
-    /// `other`'s fields where it has them, ours elsewhere.
-    public func merged(with other: EditableSettings) -> EditableSettings {
-        EditableSettings(preset: other.preset ?? preset, startType: other.startType ?? startType,
-                         marksPause: other.marksPause ?? marksPause, setPause: other.setPause ?? setPause,
-                         startSound: other.startSound ?? startSound, crossingLED: other.crossingLED ?? crossingLED,
-                         buzzer: other.buzzer ?? buzzer, crossingSound: other.crossingSound ?? crossingSound,
-                         spokenTime: other.spokenTime ?? spokenTime, speedUnit: other.speedUnit ?? speedUnit,
-                         fps: other.fps ?? fps, minHeight: other.minHeight ?? minHeight)
-    }
-
     /// The first field that is wrong, with what it should be; nil when every given field
     /// is acceptable. `startTypes` and `presets` are what the gate knows.
     public func problem(startTypes: [String], presets: [String]) -> (field: String, reason: String)? {
@@ -105,13 +95,13 @@ public struct EditableSettings: Sendable, Hashable, Codable {
         }
         func flag(_ k: String) throws(APIError) -> Bool? {
             guard let v = body[k] else { return nil }
-            guard let n = v as? NSNumber, String(cString: n.objCType) == "c" else { throw APIError.invalid(k, "must be true or false") }
-            return n.boolValue
+            guard let b = WebServer.boolean(v) else { throw APIError.invalid(k, "must be true or false") }
+            return b
         }
         func number(_ v: Any?, _ k: String) throws(APIError) -> Double? {
             guard let v else { return nil }
-            guard let n = v as? NSNumber, String(cString: n.objCType) != "c", n.doubleValue.isFinite else { throw APIError.invalid(k, "must be a number") }
-            return n.doubleValue
+            guard let n = WebServer.number(v) else { throw APIError.invalid(k, "must be a number") }
+            return n
         }
         func pause(_ k: String) throws(APIError) -> Pause? {
             guard let v = body[k] else { return nil }

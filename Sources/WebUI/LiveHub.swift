@@ -141,22 +141,40 @@ public final class LiveHub: Service, Sendable {
         let bv = bookVersion.load(ordering: .relaxed) &+ book.changeCount
         let current = state.withLock { ($0.snapshotVersion, $0.bookVersion) }
         if current == (snapVersion, bv) { return state.withLock { $0.version } }
-        let results = (try? book.history(HistoryQuery.latest(Self.boardResults))) ?? []
-        let newBest = results.first.flatMap(news)
+        let b = bookPart(at: bv)
         return state.withLock { s in
             // Another thread may have built the same state meanwhile.
             if s.snapshotVersion == snapVersion && s.bookVersion == bv { return s.version }
             let msg = BoardMessage(version: s.version + 1, gate: snap,
-                                   results: results.map { RunView(run: $0, speed: settings.speed(distance: $0.distanceMetres, seconds: $0.seconds)) },
-                                   nextAthlete: book.nextRunAthlete(), speedUnit: settings.speedUnit,
-                                   droppedResults: bridge.results.dropped, newBest: newBest, bookVersion: bv,
-                                   roster: (try? book.roster()) ?? [])
+                                   results: b.results.map { RunView(run: $0, speed: settings.speed(distance: $0.distanceMetres, seconds: $0.seconds)) },
+                                   nextAthlete: b.nextAthlete, speedUnit: settings.speedUnit,
+                                   droppedResults: bridge.results.dropped, newBest: b.newBest, bookVersion: bv, roster: b.roster)
             s.json = (try? String(decoding: JSONEncoder.board.encode(msg), as: UTF8.self)) ?? "{}"
             s.snapshotVersion = snapVersion
             s.bookVersion = bv
             s.version += 1
             return s.version
         }
+    }
+
+    /// What the board shows from the book: read again only when the book's version
+    /// moved, not with every change of the gate's state (10 a second).
+    private struct BookPart {
+        var version: UInt64
+        var results: [RunRecord]
+        var nextAthlete: Athlete?
+        var newBest: BestNews?
+        var roster: [Athlete]
+    }
+    private let bookCache = Mutex<BookPart?>(nil)
+
+    private func bookPart(at version: UInt64) -> BookPart {
+        if let cached = bookCache.withLock({ $0 }), cached.version == version { return cached }
+        let results = (try? book.history(HistoryQuery.latest(Self.boardResults))) ?? []
+        let part = BookPart(version: version, results: results, nextAthlete: book.nextRunAthlete(),
+                            newBest: results.first.flatMap(news), roster: (try? book.roster()) ?? [])
+        bookCache.withLock { $0 = part }
+        return part
     }
 
     /// `run` as news of a personal best, when it is one for an athlete.

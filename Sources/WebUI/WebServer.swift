@@ -215,8 +215,7 @@ public struct WebServer: Sendable {
             do { return try s.json(try s.book.sessions()) } catch { throw apiError(error) }
         }
         router.get("/api/roster") { _, _ in
-            do { return try s.json(RosterView(athletes: try s.book.roster(), sessionAthletes: try s.book.sessionAthletes())) }
-            catch { throw apiError(error) }
+            do { return try s.json(try s.rosterView()) } catch { throw apiError(error) }
         }
         router.get("/api/storage") { _, _ in
             do { return try s.json(try s.book.storage()) } catch { throw apiError(error) }
@@ -289,8 +288,6 @@ public struct WebServer: Sendable {
             if let p = change.problem(startTypes: s.settings.startTypes, presets: s.settings.presets.map(\.id)) {
                 throw APIError.invalid(p.field, p.reason)
             }
-            let merged = s.bridge.settings.current.merged(with: change)
-            if let m = merged.marksPause, m.min > m.max { throw APIError.invalid("marksPause", "the shortest pause is longer than the longest") }
             try s.requireBetweenRuns("change the settings after it")
             _ = try s.enqueue(.applySettings(change))
             let restart = change.fps.map { f in s.bridge.settings.runningFPS.map { $0 != f } ?? false } ?? false
@@ -330,13 +327,10 @@ public struct WebServer: Sendable {
             guard let role = body["role"] as? String, peerRoles.contains(role) else {
                 throw APIError.invalid("role", "one of \(peerRoles.joined(separator: ", "))")
             }
-            // Why objCType: Foundation bridges 0 and 1 to Bool too; only JSON true and false
-            // are booleans ("c").
-            guard let number = body["distance"] as? NSNumber, String(cString: number.objCType) != "c" else {
+            guard let distance = Self.number(body["distance"]) else {
                 throw APIError.invalid("distance", "metres from the start line, a number")
             }
-            let distance = number.doubleValue
-            guard distance.isFinite, (0...10_000).contains(distance) else {
+            guard (0...10_000).contains(distance) else {
                 throw APIError.invalid("distance", "metres from the start line, 0...10000")
             }
             try s.requireBetweenRuns("reset first")
@@ -409,7 +403,7 @@ public struct WebServer: Sendable {
                 try s.book.setRoster(ids)
                 s.hub.bookChanged()
                 s.hub.refresh()
-                return try s.json(RosterView(athletes: try s.book.roster(), sessionAthletes: try s.book.sessionAthletes()))
+                return try s.json(try s.rosterView())
             } catch { throw apiError(error) }
         }
         // A crossing placed by hand on the photo finish: the run re-timed, the measured time kept.
@@ -417,25 +411,14 @@ public struct WebServer: Sendable {
             try s.requirePIN(request, context)
             let id = try s.runID(context)
             let body = try await s.body(request, context)
-            guard let n = body["offsetMs"] as? NSNumber, String(cString: n.objCType) != "c", n.doubleValue.isFinite else {
+            guard let offset = Self.number(body["offsetMs"]) else {
                 throw APIError.invalid("offsetMs", "milliseconds from the crossing the gate timed, a number (negative: earlier)")
             }
-            do {
-                let r = try s.book.correctFinish(id: id, offsetMs: n.doubleValue)
-                s.logger.notice("run \(id) corrected by hand: \(r.measuredSeconds ?? r.seconds) s measured, \(r.seconds) s now")
-                s.hub.bookChanged()
-                return try s.json(s.view(r))
-            } catch { throw apiError(error) }
+            return try s.correct(id, offsetMs: offset)
         }
         router.delete("/api/results/:id/correction") { request, context in
             try s.requirePIN(request, context)
-            let id = try s.runID(context)
-            do {
-                let r = try s.book.correctFinish(id: id, offsetMs: nil)
-                s.logger.notice("run \(id): correction undone, \(r.seconds) s as measured")
-                s.hub.bookChanged()
-                return try s.json(s.view(r))
-            } catch { throw apiError(error) }
+            return try s.correct(try s.runID(context), offsetMs: nil)
         }
         router.delete("/api/sessions/:id") { request, context in
             try s.requirePIN(request, context)
@@ -701,14 +684,46 @@ public struct WebServer: Sendable {
         return q
     }
 
+    /// A finite JSON number (not a boolean, not a string), else nil.
+    static func number(_ value: Any?) -> Double? {
+        guard let value, !(value is String), let n = value as? NSNumber, !isBoolean(n), n.doubleValue.isFinite else { return nil }
+        return n.doubleValue
+    }
+
+    /// A JSON true or false, else nil (a number is not one).
+    static func boolean(_ value: Any?) -> Bool? {
+        guard let n = value as? NSNumber, isBoolean(n) else { return nil }
+        return n.boolValue
+    }
+
+    /// Why objCType: Foundation bridges 0 and 1 to Bool too; only JSON true and false are
+    /// booleans ("c").
+    private static func isBoolean(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }
+
     /// A JSON number that is a whole number (not a boolean, not 1.5), else nil.
     static func wholeNumber(_ value: Any?) -> Int64? {
-        guard let value, !(value is String), !(value is NSNull) else { return nil }
-        if "\(type(of: value))".contains("Bool") { return nil }
-        guard let n = value as? NSNumber else { return nil }
-        let d = n.doubleValue
-        guard d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
+        guard let d = number(value), d == d.rounded(), abs(d) < 9e15 else { return nil }
         return Int64(d)
+    }
+
+    /// The roster and the latest session's athletes (`/api/roster`).
+    func rosterView() throws -> RosterView {
+        RosterView(athletes: try book.roster(), sessionAthletes: try book.sessionAthletes())
+    }
+
+    /// Places run `id`'s finish `offsetMs` from the timed crossing (nil: back to the
+    /// measured time) and answers with the run.
+    func correct(_ id: Int64, offsetMs: Double?) throws -> Response {
+        do {
+            let r = try book.correctFinish(id: id, offsetMs: offsetMs)
+            if offsetMs == nil {
+                logger.notice("run \(id): correction undone, \(r.seconds) s as measured")
+            } else {
+                logger.notice("run \(id) corrected by hand: \(r.measuredSeconds ?? r.seconds) s measured, \(r.seconds) s now")
+            }
+            hub.bookChanged()
+            return try json(view(r))
+        } catch { throw apiError(error) }
     }
 
     static func isDateOnly(_ s: String) -> Bool { s.count == 10 && s.dropFirst(4).first == "-" }

@@ -215,17 +215,10 @@ extension DemoCommand {
         var detectorSettings = detectorConfig(for: spec)
         // Settings changed on this demo's page before, as a gate keeps them (the clip's
         // frame rate stays: it is the clip's).
-        do {
-            if let page = try PageSettingsFile.load(directory: stateDir, startTypes: StartType.allCases.map(\.rawValue),
-                                                    presets: Preset.all.map(\.id)) {
-                if let p = page.preset.flatMap(Preset.named) { preset = p; config.startType = p.startType; config.solo = p.solo }
-                PageSettingsFile.apply(page, to: &config)
-                if let u = page.speedUnit.flatMap(SpeedUnit.init(rawValue:)) { speedUnit = u }
-                if let h = page.minHeight { detectorSettings.minCrossingHeight = h }
-                log.notice("settings changed on the page applied from \(PageSettingsFile.path(directory: stateDir))")
-            }
-        } catch {
-            log.error("\(error)")
+        if let page = PageSettingsFile.loadAtStart(directory: stateDir, log: log) {
+            PageSettingsFile.apply(page, to: &config, preset: &preset)
+            if let u = page.speedUnit.flatMap(SpeedUnit.init(rawValue:)) { speedUnit = u }
+            if let h = page.minHeight { detectorSettings.minCrossingHeight = h }
         }
         // Results and photo finishes go to the SQLite store under --state-dir, as on a gate.
         let storage = GateStorage.start(stateDirectory: stateDir, demoPreset: preset, log: log)

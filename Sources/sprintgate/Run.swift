@@ -65,20 +65,13 @@ struct RunCommand: ParsableCommand {
                                                               log: Logger, level: Logger.Level) throws {
         var settings = loaded
         // What the coach changed on the page wins over the settings file.
-        do {
-            if let page = try PageSettingsFile.load(directory: settings.stateDirectory, startTypes: StartType.allCases.map(\.rawValue),
-                                                    presets: Preset.all.map(\.id)) {
-                var changed = page
-                // A faster frame rate must keep a fixed exposure within one frame.
-                if let f = page.fps, let e = settings.board.camera.exposureMicroseconds, e > 1_000_000 / f {
-                    log.warning("the page chose \(f) fps, but the board's exposure_us \(e) is longer than a frame at that rate; keeping \(settings.board.camera.fps) fps")
-                    changed.fps = nil
-                }
-                PageSettingsFile.apply(changed, to: &settings)
-                log.notice("settings changed on the page applied from \(PageSettingsFile.path(directory: settings.stateDirectory))")
+        if var page = PageSettingsFile.loadAtStart(directory: settings.stateDirectory, log: log) {
+            // A faster frame rate must keep a fixed exposure within one frame.
+            if let f = page.fps, let e = settings.board.camera.exposureMicroseconds, e > 1_000_000 / f {
+                log.warning("the page chose \(f) fps, but the board's exposure_us \(e) is longer than a frame at that rate; keeping \(settings.board.camera.fps) fps")
+                page.fps = nil
             }
-        } catch {
-            log.error("\(error)")
+            PageSettingsFile.apply(page, to: &settings)
         }
         let board = settings.board
         let notify = SystemdNotify(environment: ProcessInfo.processInfo.environment)

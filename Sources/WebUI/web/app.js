@@ -157,6 +157,14 @@ function resultItem(v, unit) {
   return li;
 }
 
+// Lists change quickly on a phone: only the newest request of each list is shown. The
+// returned function says whether this request is still the newest of `list`.
+const requests = {};
+function newestRequest(list) {
+  const mine = requests[list] = (requests[list] || 0) + 1;
+  return () => requests[list] === mine;
+}
+
 // PB: the athlete's fastest ever over the course; SB: their fastest this season.
 function badges(r) {
   const out = r.personalBest ? [el("span", "PB", "pr")] : r.seasonBest ? [el("span", "SB", "sb")] : [];
@@ -224,10 +232,10 @@ async function sessionRuns() {
   const p = new URLSearchParams({ session: String(s.id), sort: "time", limit: "1000" });
   if ($("s-athlete").value) p.set("athlete", $("s-athlete").value);
   const tb = document.querySelector("#session-runs tbody");
-  const mine = state.sessionRequest = (state.sessionRequest || 0) + 1;
+  const current = newestRequest("session");
   let rows;
   try { rows = await api("GET", "/api/results?" + p); } catch (e) { say(e.message, true); return; }
-  if (mine !== state.sessionRequest) return;
+  if (!current()) return;
   tb.replaceChildren();
   rows.forEach((v, i) => {
     const r = v.run, tr = el("tr"); tr.dataset.run = String(r.id);
@@ -243,11 +251,11 @@ async function sessionRuns() {
 // the personal best and what it gained.
 async function loadBests() {
   const a = $("b-athlete").value, tb = document.querySelector("#bests tbody");
-  const mine = state.bestsRequest = (state.bestsRequest || 0) + 1;
+  const current = newestRequest("bests");
   let list;
   try { list = await api("GET", "/api/bests" + (a ? "?athlete=" + a : "")); }
   catch (e) { const tr = el("tr"), td = el("td", e.message); td.colSpan = 7; tr.append(td); tb.replaceChildren(tr); return; }
-  if (mine !== state.bestsRequest) return;
+  if (!current()) return;
   tb.replaceChildren();
   for (const b of list) {
     const tr = el("tr"); tr.dataset.athlete = String(b.athleteID);
@@ -711,14 +719,13 @@ async function loadHistory() {
   $("dl-csv").href = "/api/export.csv?" + p; $("dl-json").href = "/api/export.json?" + p;
   let rows;
   const tb = document.querySelector("#history tbody");
-  // Filters change quickly on a phone: only the newest request's answer is shown.
-  const mine = state.historyRequest = (state.historyRequest || 0) + 1;
+  const current = newestRequest("history");
   try { rows = await api("GET", "/api/results?" + p); }
   catch (e) {
-    if (mine !== state.historyRequest) return;
+    if (!current()) return;
     const tr = el("tr"), td = el("td", e.message); td.colSpan = 6; tr.append(td); tb.replaceChildren(tr); return;
   }
-  if (mine !== state.historyRequest) return;
+  if (!current()) return;
   tb.replaceChildren();
   const unit = state.settings ? state.settings.speedUnit : "";
   for (const v of rows) {
