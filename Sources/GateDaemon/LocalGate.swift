@@ -9,6 +9,7 @@ public import GateCore
 public import GateSim
 public import LinuxHardware
 public import Logging
+import WebUI
 
 /// One gate as `run` wires it, with a replayed scene instead of the camera, scripted edges
 /// instead of GPIO and a recording beeper instead of ALSA. Everything around the loop is
@@ -23,32 +24,42 @@ public final class LocalGate {
 
     public var loop: Loop
     public let services: GateServices
-    public let spec: SceneSpec
+    public private(set) var spec: SceneSpec
+    /// The scene at another frame rate, for a rate chosen on this gate's page.
+    private let clip: ((Double) -> SceneSpec?)?
+    private let web: WebGate?
     /// Passes still to play, oldest first (the playing one is not in it).
     private var passes: [MonotonicInstant] = []
     /// The camera holds no pass, only a clip that starts in a year (a clear gate).
     private var idle = true
     private var lineSequence: UInt32 = 0
-    private let mode: String
+    private var mode: String
     /// The page's camera view, when this gate serves the page.
     public private(set) var cameraView: CameraView?
 
     /// Starts the gate's storage under `stateDirectory` (the caller makes the directory)
     /// and its services; `web` is the page, if this gate serves one (made over
-    /// `storage.book`). Throws when the race link cannot open its socket.
+    /// `storage.book`). Throws when the race link cannot open its socket. `clip` renders
+    /// the scene at a frame rate chosen on the page (without it the rate stays).
     public init(spec: SceneSpec, engine: EngineConfig, storage: GateStorage, web: WebGate?, peer: PeerOptions?,
                 stateDirectory: String, epoll: borrowing EpollLoop, now: MonotonicInstant, log: Logger,
-                console: @escaping (LoopEvent) -> Void = { _ in }) throws {
+                clip: ((Double) -> SceneSpec?)? = nil, console: @escaping (LoopEvent) -> Void = { _ in }) throws {
         self.spec = spec
+        self.clip = clip
+        self.web = web
         let config = detectorConfig(for: spec)
         let detector = PhotoFinishDetector(config: config, inputWidth: spec.width, inputHeight: spec.height)
         loop = GateLoop(camera: Self.clearGate(spec, now: now), lines: FakeLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: engine))
-        mode = "\(spec.width)x\(spec.height) GREY \(Int(spec.fps)) fps (scene \(spec.name))"
+        mode = Self.modeText(spec)
         storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: config.gateX, fps: spec.fps, log: log)
         cameraView = web?.installCameraView(on: &loop, width: spec.width, height: spec.height, fps: spec.fps, gateX: config.gateX)
         services = try GateServices(storage: storage, web: web, ntpPort: 0, peer: peer, skew: peer?.skew ?? .none,
                                     stateDirectory: stateDirectory, epoll: epoll, now: now, peerLog: log, log: log)
         services.install(on: &loop, console: console)
+    }
+
+    private static func modeText(_ spec: SceneSpec) -> String {
+        "\(spec.width)x\(spec.height) GREY \(Int(spec.fps)) fps (scene \(spec.name))"
     }
 
     /// The race link, when this gate takes part in one.
@@ -104,8 +115,21 @@ public final class LocalGate {
                 try? loop.camera.open()
             }
         }
+        if idle { rerender(now: now) }
         // Between passes the camera still streams (a clear gate), as a real one would.
         services.afterFrames(loop, now: now, camera: .streaming, mode: mode)
+    }
+
+    /// A frame rate chosen on the page, taken while no pass plays: the next passes are
+    /// rendered at it, as a gate reopens its camera between runs.
+    private func rerender(now: MonotonicInstant) {
+        guard let web, let clip, let f = web.takeFrameRateChange() else { return }
+        guard let s = clip(Double(f)) else { return }
+        spec = s
+        loop.camera = Self.clearGate(s, now: now)
+        mode = Self.modeText(s)
+        web.server.hub.setDetail("camera", "demo clip \(s.width)x\(s.height) at \(f) fps")
+        web.cameraOpened(&loop, fps: s.fps)
     }
 
     /// Ends the services (storage written, the host's end of session sent); the race

@@ -33,9 +33,11 @@ public final class WebGate: @unchecked Sendable {
     var cameraView: CameraView?
     private var lastFramesAt: MonotonicInstant?
     /// The page's settings beside the engine's: speed unit, the camera's frame rate (as
-    /// chosen; it applies at the next start) and the detector's smallest body.
+    /// chosen) and the detector's smallest body.
     private var speedUnit: String
     private var fps: Int
+    /// A frame rate chosen on the page that the camera has not been reopened at yet.
+    private var pendingFrameRate: Int?
     private var minHeight: Double
     private var settingsVersion: UInt64 = 0
 
@@ -240,7 +242,8 @@ public final class WebGate: @unchecked Sendable {
 
     /// Applies the page's settings between runs: the engine's at once (start, feedback),
     /// the preset, a new detector for another body size, the speed unit on the page; the
-    /// frame rate waits for the next start. All of it is kept for the next start.
+    /// frame rate when the loop's owner reopens the camera (`takeFrameRateChange`). All of
+    /// it is kept for the next start.
     private func applySettings<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>, _ change: EditableSettings, now: MonotonicInstant) {
         guard betweenRuns(loop, what: "to change the settings") else { return }
@@ -253,7 +256,10 @@ public final class WebGate: @unchecked Sendable {
             return
         }
         if let u = change.speedUnit { speedUnit = u }
-        if let f = change.fps { fps = f }
+        if let f = change.fps, f != fps {
+            fps = f
+            pendingFrameRate = f
+        }
         if let h = change.minHeight, h != loop.detector.config.minCrossingHeight {
             let g = loop.detector.geometry
             var dc = loop.detector.config
@@ -275,6 +281,39 @@ public final class WebGate: @unchecked Sendable {
             log.notice("page changed the settings; kept in \(PageSettingsFile.path(directory: stateDirectory))")
         } catch {
             log.error("page changed the settings, but they could not be kept for the next start: \(error)")
+        }
+    }
+
+    /// Loop thread: the frame rate the page chose since the last call, for the loop's
+    /// owner to reopen the camera at (between runs, as the settings are applied).
+    public func takeFrameRateChange() -> Int? {
+        defer { pendingFrameRate = nil }
+        return pendingFrameRate
+    }
+
+    /// Loop thread, after the camera (re)opened at `fps` frames per second: the photo
+    /// finish's ring and the camera view's bands are sized for that rate, and the page
+    /// shows the rate the camera runs at.
+    public func cameraOpened<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>, fps actual: Double) {
+        guard actual.isFinite, actual > 0 else { return }
+        // A run in progress keeps its ring (a new one would lose the frames a crossing
+        // reported soon may need); the next reopen between runs resizes it.
+        var running = false
+        switch loop.engine.phase {
+        case .running, .starting, .holding, .inFrame: running = true
+        default: break
+        }
+        if let old = loop.photoFinish, abs(old.config.fps - actual) > 0.5, !running, old.pendingCount == 0 {
+            var pc = old.config
+            pc.fps = actual
+            if let recorder = try? PhotoFinishRecorder(config: pc) { loop.photoFinish = recorder }
+        }
+        cameraView?.preview.setBands(FramePreview.bands(fps: actual))
+        let rate = Int(actual.rounded())
+        if bridge.settings.runningFPS != rate {
+            bridge.settings.publish(bridge.settings.current, runningFPS: rate)
+            settingsShown()
         }
     }
 

@@ -38,8 +38,9 @@ public final class FramePreview: @unchecked Sendable {
     /// A viewer's request keeps the copies coming this long. Why 2 s: a page polls a few
     /// times a second; a closed page stops the copies within two seconds.
     public let linger: Span
-    /// Bands of rows a picture is copied in, one per frame.
-    public let bands: Int
+    /// Bands of rows a picture is copied in, one per frame (loop thread; see `setBands`).
+    public private(set) var bands: Int
+    private var pendingBands: Int?
 
     private let state: UnsafeMutablePointer<Atomic<Int>>
     /// The last instant a viewer wants pictures until, CLOCK_MONOTONIC ns.
@@ -123,6 +124,10 @@ public final class FramePreview: @unchecked Sendable {
         guard frame.width == frameWidth, frame.height == frameHeight else { return false }
         let started = band == 0
         if started {
+            if let b = pendingBands {
+                bands = b
+                pendingBands = nil
+            }
             guard t <= wantedUntil.pointee.load(ordering: .relaxed), t >= nextDue else { return false }
             nextDue = t + interval.nanoseconds
             let r = state.pointee.compareExchange(expected: Self.free, desired: Self.filling, ordering: .acquiring)
@@ -143,6 +148,12 @@ public final class FramePreview: @unchecked Sendable {
             state.pointee.store(Self.ready, ordering: .releasing)
         }
         return started
+    }
+
+    /// Loop thread: copy pictures in `count` bands from the next picture on (the camera's
+    /// frame rate changed; see `bands(fps:)`). A picture being filled keeps its bands.
+    public func setBands(_ count: Int) {
+        pendingBands = min(max(1, count), height)
     }
 
     /// Loop thread, right after `offer` returned true: a body the detector saw in that

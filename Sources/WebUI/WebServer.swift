@@ -290,8 +290,7 @@ public struct WebServer: Sendable {
             }
             try s.requireBetweenRuns("change the settings after it")
             _ = try s.enqueue(.applySettings(change))
-            let restart = change.fps.map { f in s.bridge.settings.runningFPS.map { $0 != f } ?? false } ?? false
-            return try s.json(SettingsChange(queued: true, restartNeeded: restart ? ["fps"] : []), status: .accepted)
+            return try s.json(["queued": true], status: .accepted)
         }
         router.put("/api/config") { request, context in
             try s.requirePIN(request, context)
@@ -780,13 +779,6 @@ struct SecurityHeaders: RouterMiddleware {
         r.headers[HTTPField.Name("Content-Security-Policy")!] = "default-src 'self'; img-src 'self' data: blob:; connect-src 'self'; style-src 'self'; script-src 'self'"
         return r
     }
-}
-
-/// `PUT /api/settings`'s answer: queued for the loop; `restartNeeded` names settings that
-/// apply when the gate starts again (the camera's frame rate).
-struct SettingsChange: Codable {
-    var queued: Bool
-    var restartNeeded: [String]
 }
 
 /// `GET /api/roster`: the roster in running order, and the latest session's athletes to

@@ -186,9 +186,9 @@ extension DemoCommand {
         do {
             web = try WebGate(gateName: "SprintGate demo", stateDirectory: stateDir, config: config, preset: preset,
                               speedUnit: speedUnit,
-                              details: ["camera": "demo clip \(spec.width)x\(spec.height) at \(Int(fps)) fps",
+                              details: ["camera": "demo clip \(spec.width)x\(spec.height) at \(Int(spec.fps)) fps",
                                         "state directory": stateDir, "mode": mode],
-                              book: book, wakeFD: wakeFD, log: log, fps: Int(fps), minHeight: minHeight)
+                              book: book, wakeFD: wakeFD, log: log, fps: Int(spec.fps), minHeight: minHeight)
         } catch { fail("\(error)") }
         web.start(host: webHost, port: port)
         print("web PIN: \(web.server.pin.value)")
@@ -198,11 +198,19 @@ extension DemoCommand {
     /// The demo clip in real time on the epoll loop, with the web page on Hummingbird's
     /// threads: page commands wake the loop through its eventfd.
     func runLive(port: Int) throws {
-        guard var spec = SceneCatalog.scene("two-runners", fps: fps, variant: 3) else { fail("demo scene missing at \(fps) fps") }
-        if let ms = exposureMs {
-            guard ms >= 0.1, ms / 1000 <= 1 / fps else { fail("--exposure-ms \(ms) must be 0.1 up to one frame period (\(1000 / fps) ms)") }
-            spec.exposure = ms / 1000
+        /// The clip at `rate`, with --exposure-ms; nil when that exposure is longer than a frame.
+        func clip(_ rate: Double) -> SceneSpec? {
+            guard var spec = SceneCatalog.scene("two-runners", fps: rate, variant: 3) else { fail("demo scene missing at \(rate) fps") }
+            if let ms = exposureMs {
+                guard ms / 1000 <= 1 / rate else { return nil }
+                spec.exposure = ms / 1000
+            }
+            return spec
         }
+        if let ms = exposureMs, !(ms >= 0.1 && ms / 1000 <= 1 / fps) {
+            fail("--exposure-ms \(ms) must be 0.1 up to one frame period (\(1000 / fps) ms)")
+        }
+        guard var spec = clip(fps) else { fail("demo scene missing at \(fps) fps") }
         // Line by line even into a pipe or a file: the PIN and results are read as they come.
         Sys.lineBufferedStandardOutput()
         var log = Logger(label: "sprintgate.web")
@@ -213,12 +221,15 @@ extension DemoCommand {
         var config = liveConfig()
         var speedUnit = SpeedUnit.metresPerSecond
         var detectorSettings = detectorConfig(for: spec)
-        // Settings changed on this demo's page before, as a gate keeps them (the clip's
-        // frame rate stays: it is the clip's).
+        // Settings changed on this demo's page before, as a gate keeps them; the clip is
+        // rendered at the frame rate chosen there.
         if let page = PageSettingsFile.loadAtStart(directory: stateDir, log: log) {
             PageSettingsFile.apply(page, to: &config, preset: &preset)
             if let u = page.speedUnit.flatMap(SpeedUnit.init(rawValue:)) { speedUnit = u }
             if let h = page.minHeight { detectorSettings.minCrossingHeight = h }
+            if let f = page.fps, Double(f) != spec.fps {
+                if let s = clip(Double(f)) { spec = s } else { print("the page chose \(f) fps, but --exposure-ms is longer than a frame at that rate; keeping \(Int(fps)) fps") }
+            }
         }
         // Results and photo finishes go to the SQLite store under --state-dir, as on a gate.
         let storage = GateStorage.start(stateDirectory: stateDir, demoPreset: preset, log: log)
@@ -226,7 +237,7 @@ extension DemoCommand {
                             spec: spec, mode: "demo (simulated lines, no sound)", book: storage.book, wakeFD: epoll.wakeFD, log: log)
         // Why: half a second between passes lets the detector see an empty gate again.
         let gap = Span.milliseconds(500)
-        let cycle = Span.seconds(Double(spec.frameCount) / fps + gap.seconds)
+        var cycle = Span.seconds(Double(spec.frameCount) / spec.fps + gap.seconds)
         // With --pass-phase every pass starts on a grid of CLOCK_MONOTONIC, so gates on one
         // machine see each runner in course order whenever they were started.
         func nextPass(after t: MonotonicInstant) -> MonotonicInstant {
@@ -252,9 +263,10 @@ extension DemoCommand {
         var lines = FakeLines()
         lines.pending = holdButton(from: passStart)
         var loop = GateLoop(camera: camera, lines: lines, sound: RecordingBeeper(), detector: detector, engine: Engine(config: config))
-        storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: detectorConfig(for: spec).gateX, fps: fps, log: log)
-        _ = web.installCameraView(on: &loop, width: spec.width, height: spec.height, fps: fps,
+        storage.installPhotoFinish(on: &loop, width: spec.width, height: spec.height, gateX: detectorConfig(for: spec).gateX, fps: spec.fps, log: log)
+        _ = web.installCameraView(on: &loop, width: spec.width, height: spec.height, fps: spec.fps,
                                    gateX: detectorConfig(for: spec).gateX)
+        web.cameraOpened(&loop, fps: spec.fps)
         // The clip stands in for the camera: its exposure is what the camera would report.
         web.setExposure(.seconds(spec.exposure))
         let t0 = Sys.monotonicNow()
@@ -270,9 +282,10 @@ extension DemoCommand {
             }
         }
         loop.command(.arm, now: t0)
-        let mode = "\(spec.width)x\(spec.height) GREY \(Int(fps)) fps (demo clip)"
+        func modeText() -> String { "\(spec.width)x\(spec.height) GREY \(Int(spec.fps)) fps (demo clip)" }
+        var mode = modeText()
         let end = seconds.map { t0 + .seconds($0) }
-        let period = 1 / fps
+        var period = 1 / spec.fps
         var lateWakeups: UInt64 = 0
         var iterations: UInt64 = 0
         var passes = 1
@@ -301,6 +314,21 @@ extension DemoCommand {
                 passStart = nextPass(after: now < due ? due : now + gap)
                 loop.lines.pending += holdButton(from: passStart)
                 passes += 1
+                // A frame rate chosen on the page: the next pass is rendered at it, as a
+                // gate reopens its camera between runs.
+                if let f = web.takeFrameRateChange() {
+                    if let s = clip(Double(f)) {
+                        spec = s
+                        period = 1 / spec.fps
+                        cycle = .seconds(Double(spec.frameCount) / spec.fps + gap.seconds)
+                        mode = modeText()
+                        web.cameraOpened(&loop, fps: spec.fps)
+                        web.server.hub.setDetail("camera", "demo clip \(spec.width)x\(spec.height) at \(f) fps")
+                        print("the page chose \(f) fps: the clip plays at it from this pass")
+                    } else {
+                        print("the page chose \(f) fps, but --exposure-ms is longer than a frame at that rate; keeping \(Int(spec.fps)) fps")
+                    }
+                }
                 loop.camera = ReplayFrameSource(spec: spec, start: passStart)
                 try? loop.camera.open()
                 if loop.engine.phase == .finished { loop.command(.arm, now: now) }

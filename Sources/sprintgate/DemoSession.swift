@@ -52,7 +52,8 @@ extension DemoCommand {
         do {
             host = try LocalGate(spec: startSpec, engine: config, storage: hostStorage, web: web,
                                  peer: PeerOptions(role: .host, port: 0, pairingCode: code, gateID: 1, impairment: (wifi, 1)),
-                                 stateDirectory: stateDir, epoll: epoll, now: t0, log: startLog)
+                                 stateDirectory: stateDir, epoll: epoll, now: t0, log: startLog,
+                                 clip: { SceneCatalog.scene("sprint", fps: $0, variant: 2) })
             guard let hostPort = host.link?.localPort, let address = UDPAddress(host: "127.0.0.1", port: hostPort) else {
                 fail("the start gate's race link has no port")
             }

@@ -165,6 +165,7 @@ struct RunCommand: ParsableCommand {
         _ = web?.installCameraView(on: &loop, width: width, height: height, fps: Double(board.camera.fps),
                                     gateX: settings.detectorConfig(width: width).gateX)
         web?.setExposure(loop.camera.exposure)
+        web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? Double(board.camera.fps))
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in
@@ -280,6 +281,7 @@ struct RunCommand: ParsableCommand {
                         cameraFD = loop.camera.fileDescriptor
                         try? epoll.add(cameraFD)
                         log.notice("camera back")
+                        web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? loop.camera.request.fps)
                     } catch {
                         backoff.failed(at: now)
                     }
@@ -287,6 +289,22 @@ struct RunCommand: ParsableCommand {
             } else {
                 loop.camera.checkSignal(now: now)
                 if backoff.failures > 0, loop.camera.stats.frames > framesAtReopen { backoff.succeeded() }
+            }
+            // A frame rate chosen on the page (between runs): closed here, reopened at it on
+            // the next wake-up by the lost-camera path above, as for the SoC's heat below.
+            if let f = web?.takeFrameRateChange() {
+                if let e = board.camera.exposureMicroseconds, e > 1_000_000 / f {
+                    log.warning("the page chose \(f) fps, but the board's exposure_us \(e) is longer than a frame at that rate; the camera stays at \(loop.camera.request.fps) fps")
+                } else {
+                    log.notice("the page chose \(f) fps: reopening the camera")
+                    thermal = ThermalGovernor(fps: f)
+                    if cameraFD >= 0 {
+                        epoll.remove(cameraFD)
+                        cameraFD = -1
+                        loop.camera.close()
+                    }
+                    loop.camera.request.fps = Double(f)
+                }
             }
             if now >= nextThermal {
                 nextThermal = now + .seconds(5)

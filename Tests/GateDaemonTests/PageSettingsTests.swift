@@ -10,6 +10,7 @@ import GateCore
 import GateDaemon
 import GateSim
 import LinuxHardware
+import PhotoFinish
 import Logging
 import SQLiteStore
 import Testing
@@ -29,21 +30,27 @@ import WebUI
         let web = try WebGate(gateName: "test", stateDirectory: dir.path, config: EngineConfig(), preset: nil, speedUnit: .metresPerSecond,
                               details: [:], book: storage.book, wakeFD: epoll.wakeFD, log: LocalRaceTests.log, fps: 120)
         let gate = try LocalGate(spec: spec, engine: EngineConfig(), storage: storage, web: web, peer: nil,
-                                 stateDirectory: dir.path, epoll: epoll, now: now, log: LocalRaceTests.log)
+                                 stateDirectory: dir.path, epoll: epoll, now: now, log: LocalRaceTests.log,
+                                 clip: { SceneCatalog.scene("sprint", fps: $0, variant: 2) })
         defer { _ = gate.stop() }
         #expect(web.bridge.settings.current.startType == "flying")
+        #expect(gate.loop.photoFinish?.config.fps == 120)
         #expect(web.bridge.send(.applySettings(Self.change)))
         gate.step(now: now + .milliseconds(10))
         let c = gate.loop.engine.config
         #expect(c.startType == .countdown && c.marksPause == 4...6 && c.setPause == 1...1.5 && c.startSound == .whistle)
         #expect(!c.crossingLED && !c.crossingBuzzer && c.crossingSound && c.spokenTime)
         #expect(gate.loop.detector.config.minCrossingHeight == 0.5, "a new detector for the body size")
-        // The page reads them back; the speed unit is the page's; the frame rate waits for a restart.
+        // The page reads them back; the speed unit is the page's. The camera (the clip
+        // here) runs at the new frame rate from the next pass, and the photo finish's ring
+        // follows it.
         let shown = web.bridge.settings.current
         #expect(shown.startType == "countdown" && shown.speedUnit == "km/h" && shown.fps == 60 && shown.minHeight == 0.5)
-        #expect(web.bridge.settings.runningFPS == 120)
+        #expect(gate.spec.fps == 60 && web.bridge.settings.runningFPS == 60)
+        #expect(gate.loop.photoFinish?.config.fps == 60)
+        #expect(web.takeFrameRateChange() == nil, "the change is taken once")
         #expect(web.server.settings.speedUnit == "km/h")
-        #expect(web.bridge.snapshot.read().snapshot.settingsVersion == 1)
+        #expect(web.bridge.snapshot.read().snapshot.settingsVersion == 2, "the settings, then the camera's rate")
         // Kept, and applied over the settings file at the next start.
         let kept = try #require(try PageSettingsFile.load(directory: dir.path, startTypes: StartType.allCases.map(\.rawValue),
                                                           presets: Preset.all.map(\.id)))

@@ -338,6 +338,31 @@ struct FramePreviewTests {
         #expect(preview.take()?.bodies.isEmpty == true)
     }
 
+    @Test("a new band count (the camera's rate changed) starts with the next picture, not within one")
+    func bandsChangeBetweenPictures() {
+        let scene = BarScene()
+        let preview = FramePreview(frameWidth: scene.width, frameHeight: scene.height, bands: 3)
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: scene.bufferSize)
+        defer { buffer.deallocate() }
+        scene.render(at: 1, into: buffer)
+        func frame(_ i: Int) -> FrameView {
+            FrameView(base: UnsafeRawPointer(buffer), width: scene.width, height: scene.height, bytesPerRow: scene.bytesPerRow,
+                      format: scene.format, sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: Int64(i) * 10_000_000))
+        }
+        preview.watch(now: MonotonicInstant(nanoseconds: 0))
+        #expect(preview.offer(frame(0)))
+        preview.setBands(2)
+        // The picture begun in three bands ends after its third frame.
+        _ = preview.offer(frame(1))
+        #expect(preview.take() == nil && preview.bands == 3)
+        _ = preview.offer(frame(2))
+        #expect(preview.take() != nil)
+        // The next one takes two.
+        #expect(preview.offer(frame(20)) && preview.bands == 2)
+        _ = preview.offer(frame(21))
+        #expect(preview.take() != nil && preview.copied == 2)
+    }
+
     @Test("bands: as many as frames come in 200 ms, 1 to 16")
     func bandCounts() {
         #expect(FramePreview.bands(fps: 120) == 16 && FramePreview.bands(fps: 60) == 12 && FramePreview.bands(fps: 30) == 6)

@@ -397,7 +397,7 @@ import Testing
             try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader,
                                      body: body(#"{"startType":"countdown","marksPause":{"min":4,"max":6},"buzzer":false,"speedUnit":"km/h","fps":60}"#)) { r in
                 #expect(r.status == .accepted)
-                #expect(r.json["restartNeeded"] as? [String] == ["fps"])
+                #expect(r.json["queued"] as? Bool == true)
             }
             let queued = f.bridge.commands.pop()
             #expect(queued == .applySettings(EditableSettings(startType: "countdown", marksPause: .init(min: 4, max: 6), buzzer: false,

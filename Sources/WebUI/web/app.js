@@ -584,7 +584,8 @@ function fillSettingsForm(s) {
   $("set-led").checked = e.crossingLED; $("set-buzzer").checked = e.buzzer; $("set-beep").checked = e.crossingSound; $("set-spoken").checked = e.spokenTime;
   $("set-unit").value = e.speedUnit; $("set-fps").value = String(e.fps); $("set-body").value = String(Math.round(e.minHeight * 1000) / 10);
   $("set-note").textContent = s.runningFPS && e.fps !== s.runningFPS
-    ? "The camera runs at " + s.runningFPS + " fps until the gate restarts; then at " + e.fps + " fps." : "";
+    ? "The camera runs at " + s.runningFPS + " fps, not " + e.fps + ": it changes as the camera reopens, between runs. "
+      + "If it stays, the camera does not offer " + e.fps + " fps, or the gate slowed it while hot (see the log)." : "";
 }
 
 function settingsFromForm() {
@@ -617,7 +618,7 @@ async function saveSettings(ev) {
     const s = await api("GET", "/api/settings").catch(() => null);
     if (s && Object.keys(change).every((k) => canon(s.editable[k]) === canon(change[k]))) {
       await loadSettings();
-      say("Settings saved and applied" + (r.restartNeeded.length ? "; the frame rate applies when the gate restarts." : "."));
+      say("Settings saved and applied.");
       return;
     }
   }
