@@ -19,8 +19,8 @@ public struct EncodedPhotoFinish: Sendable {
     public var thumbnails: [[UInt8]]
     /// Nil when the capture held no frame for the strip.
     public var frames: FrameStrip?
-    /// Where the crossing and the time axis are in `jpeg`; nil for a photo from another
-    /// gate (a race's photo bundle carries none).
+    /// Where the crossing and the time axis are in `jpeg` (a race's photo bundle carries
+    /// it from the gate that took the photo); nil when unknown.
     public var scale: PhotoScale?
 }
 
@@ -205,7 +205,13 @@ public final class PhotoFinishLink: @unchecked Sendable {
             log.error("photo finish of the crossing at mono \(crossingNs) ns: \(error)")
             return
         }
-        if forwardsToRace, let bundle = PhotoBundle(photo: photo.jpeg, thumbnails: photo.thumbnails).encoded() {
+        // The photo's time scale goes with it, so the host can re-time the run from a
+        // finish placed by hand on it.
+        let scale = photo.scale.map {
+            PhotoBundle.Scale(crossingX: $0.crossingX, nanosecondsPerColumn: $0.nanosecondsPerColumn, compositeX: $0.compositeX,
+                              compositeWidth: $0.compositeWidth)
+        }
+        if forwardsToRace, let bundle = PhotoBundle(photo: photo.jpeg, thumbnails: photo.thumbnails, scale: scale).encoded() {
             if !outgoing.push(OutgoingPhoto(bundle: bundle, crossingNs: crossingNs)) {
                 log.warning("photo of the crossing at mono \(crossingNs) ns not offered to the race: queue full")
             }
@@ -234,7 +240,10 @@ public final class PhotoFinishLink: @unchecked Sendable {
         let photo: EncodedPhotoFinish
         do {
             let b = try PhotoBundle(decoding: remote.bundle)
-            photo = EncodedPhotoFinish(jpeg: b.photo, thumbnails: b.thumbnails)
+            photo = EncodedPhotoFinish(jpeg: b.photo, thumbnails: b.thumbnails, scale: b.scale.map {
+                PhotoScale(crossingX: $0.crossingX, nanosecondsPerColumn: $0.nanosecondsPerColumn, compositeX: $0.compositeX,
+                           compositeWidth: $0.compositeWidth)
+            })
         } catch {
             failed += 1
             log.error("photo from gate \(remote.gateIndex) of the crossing at mono \(remote.crossingNs) ns is not a photo bundle: \(error.description)")

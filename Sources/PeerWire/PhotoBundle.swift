@@ -7,16 +7,43 @@
 /// Layout, big-endian: `count: u8` (1...16), then `count` times `length: u32` followed by
 /// that many bytes of JPEG. The first image is the photo finish, the others its
 /// thumbnails in time order. Each part must start with a JPEG start-of-image marker.
+/// The photo's time scale may follow: `"S"` (0x53), `crossingX: f64`, `nsPerColumn: f64`
+/// (IEEE 754 bits), `compositeX: u32`, `compositeWidth: u32`, so the host can place a
+/// crossing by hand on the photo of another gate.
 public struct PhotoBundle: Sendable, Hashable {
     /// Most parts: the photo and up to 15 thumbnails.
     public static let maxParts = 16
 
+    /// Where on the photo the crossing the gate timed is, and how much time a column of
+    /// its composite is: columns `compositeX ..< compositeX + compositeWidth` are
+    /// instants, `crossingX` (image pixels) the crossing.
+    public struct Scale: Sendable, Hashable {
+        public var crossingX: Double
+        public var nanosecondsPerColumn: Double
+        public var compositeX: Int
+        public var compositeWidth: Int
+        public init(crossingX: Double, nanosecondsPerColumn: Double, compositeX: Int, compositeWidth: Int) {
+            self.crossingX = crossingX
+            self.nanosecondsPerColumn = nanosecondsPerColumn
+            self.compositeX = compositeX
+            self.compositeWidth = compositeWidth
+        }
+        var isValid: Bool {
+            crossingX.isFinite && nanosecondsPerColumn.isFinite && nanosecondsPerColumn > 0
+                && (0 ... Int(UInt32.max)).contains(compositeX) && (2 ... Int(UInt32.max)).contains(compositeWidth)
+        }
+        static let tag: UInt8 = 0x53
+        static let size = 1 + 8 + 8 + 4 + 4
+    }
+
     public var photo: [UInt8]
     public var thumbnails: [[UInt8]]
+    public var scale: Scale?
 
-    public init(photo: [UInt8], thumbnails: [[UInt8]]) {
+    public init(photo: [UInt8], thumbnails: [[UInt8]], scale: Scale? = nil) {
         self.photo = photo
         self.thumbnails = thumbnails
+        self.scale = scale
     }
 
     /// The bundle's bytes; nil when a part is empty, there are too many, or the whole does
@@ -30,6 +57,16 @@ public struct PhotoBundle: Sendable, Hashable {
             let n = UInt32(p.count)
             out += [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
             out += p
+        }
+        if let scale {
+            guard scale.isValid else { return nil }
+            out.append(Scale.tag)
+            for v in [scale.crossingX.bitPattern, scale.nanosecondsPerColumn.bitPattern] {
+                for k in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(k))) }
+            }
+            for v in [UInt32(scale.compositeX), UInt32(scale.compositeWidth)] {
+                for k in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt32(k))) }
+            }
         }
         guard out.count <= ThumbnailChunk.maxChunks * ThumbnailChunk.maxBytes else { return nil }
         return out
@@ -50,7 +87,16 @@ public struct PhotoBundle: Sendable, Hashable {
             parts.append(Array(bytes[at ..< at + n]))
             at += n
         }
-        guard at == bytes.count else { throw .malformed("bundle trailing bytes") }
+        if at < bytes.count {
+            guard bytes.count - at == Scale.size, bytes[at] == Scale.tag else { throw .malformed("bundle trailing bytes") }
+            func u(_ from: Int, _ n: Int) -> UInt64 { bytes[from ..< from + n].reduce(0) { $0 << 8 | UInt64($1) } }
+            let s = Scale(crossingX: Double(bitPattern: u(at + 1, 8)), nanosecondsPerColumn: Double(bitPattern: u(at + 9, 8)),
+                          compositeX: Int(u(at + 17, 4)), compositeWidth: Int(u(at + 21, 4)))
+            guard s.isValid else { throw .malformed("bundle scale") }
+            scale = s
+        } else {
+            scale = nil
+        }
         photo = parts[0]
         thumbnails = Array(parts.dropFirst())
     }

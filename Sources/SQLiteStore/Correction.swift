@@ -23,22 +23,18 @@ extension RunStore {
     /// the crossing the gate timed (negative: before), within what the image shows. The
     /// time the gate measured stays in `originalTotalNs`; a later correction is again
     /// relative to it, and `offsetNs` nil puts it back. The finish split, its segment and
-    /// speed follow, and the athlete's bests are worked out again. Only a lone gate's runs
-    /// are corrected (a race's photo finish comes from another gate, without a scale).
+    /// speed follow (the earlier splits stay), and the athlete's bests are worked out again.
+    /// A race's run is corrected on its finish gate's photo, whose scale came with it.
     @discardableResult
     public func correctFinish(runID: Int64, offsetNs: Int64?) throws(StoreError) -> HistoryRow {
         try writeTransaction("correct a run's finish") { db in
-            guard let r = try Row.fetchOne(db, sql: "SELECT athlete_id, total_ns, original_total_ns, gate_count, false_start FROM runs WHERE id = ?",
+            guard let r = try Row.fetchOne(db, sql: "SELECT athlete_id, total_ns, original_total_ns, false_start FROM runs WHERE id = ?",
                                            arguments: [runID]) else {
                 throw StoreError(.notFound, "run \(runID) does not exist")
             }
             let falseStart: Bool = r["false_start"]
             guard let total: Int64 = r["total_ns"], !falseStart else {
                 throw StoreError(.invalid, "offset: run \(runID) has no time to correct (a false start)")
-            }
-            let gates: Int = r["gate_count"]
-            guard gates == 1 else {
-                throw StoreError(.invalid, "offset: run \(runID) was timed by \(gates) gates; only a lone gate's finish is corrected on its photo finish")
             }
             let measured: Int64 = r["original_total_ns"] ?? total
             let newTotal: Int64
@@ -57,16 +53,17 @@ extension RunStore {
             }
             try db.execute(sql: "UPDATE runs SET total_ns = ?, original_total_ns = ? WHERE id = ?",
                            arguments: [newTotal, offsetNs == nil ? nil : measured, runID])
-            // The finish is the last split; its segment ends there too.
-            if let last = try Row.fetchOne(db, sql: "SELECT gate_index, time_ns, segment_ns, distance_m FROM splits WHERE run_id = ? ORDER BY gate_index DESC LIMIT 1",
+            // The finish is the last split; its segment ends there too, and its speed is
+            // the segment's length (speed × time as stored) over the new time.
+            if let last = try Row.fetchOne(db, sql: "SELECT gate_index, time_ns, segment_ns, speed_mps FROM splits WHERE run_id = ? ORDER BY gate_index DESC LIMIT 1",
                                            arguments: [runID]) {
                 let time: Int64 = last["time_ns"], segment: Int64 = last["segment_ns"]
                 let newSegment = segment + (newTotal - time)
-                let distance: Double? = last["distance_m"]
-                // The segment's distance is the run's when it is its only split.
-                let speed = distance.flatMap { d in newSegment > 0 && time == segment ? d / (Double(newSegment) / 1e9) : nil }
-                try db.execute(sql: "UPDATE splits SET time_ns = ?, segment_ns = ?, speed_mps = COALESCE(?, speed_mps) WHERE run_id = ? AND gate_index = ?",
-                               arguments: [newTotal, max(0, newSegment), speed, runID, last["gate_index"] as Int])
+                guard newSegment > 0 else { throw StoreError(.invalid, "offset: the finish would come before the split before it") }
+                let oldSpeed: Double? = last["speed_mps"]
+                let speed = oldSpeed.flatMap { v in segment > 0 ? v * (Double(segment) / 1e9) / (Double(newSegment) / 1e9) : nil }
+                try db.execute(sql: "UPDATE splits SET time_ns = ?, segment_ns = ?, speed_mps = ? WHERE run_id = ? AND gate_index = ?",
+                               arguments: [newTotal, newSegment, speed ?? oldSpeed, runID, last["gate_index"] as Int])
             }
             if let a: Int64 = r["athlete_id"] { try Bests.recompute(athleteID: a, in: db) }
             guard let row = try Query.rows(Row.fetchAll(db, sql: "\(Query.select) \(Query.from) WHERE r.id = ?", arguments: [runID]), db).first else {

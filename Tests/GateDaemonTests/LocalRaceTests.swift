@@ -137,6 +137,16 @@ final class StateDir {
                 #expect(jpeg.starts(with: [0xFF, 0xD8]))
             }
         }
+        // The finish gate's photo came with its time scale: the coach places the finish by
+        // hand on it, and the run is re-timed (and put back).
+        let detail = try book.run(id: runs[1].id)
+        let scale = try #require(detail.photoScale, "the finish gate's photo reached the host without its scale")
+        #expect(scale.millisecondsPerColumn > 0 && scale.millisecondsPerColumn < 1000 / 120.0 + 0.5, "\(scale)")
+        let columns = 10.0
+        let corrected = try book.correctFinish(id: runs[1].id, offsetMs: columns * scale.millisecondsPerColumn)
+        #expect(abs(corrected.seconds - (runs[1].seconds + columns * scale.millisecondsPerColumn / 1000)) < 1e-6)
+        #expect(corrected.measuredSeconds.map { abs($0 - runs[1].seconds) < 1e-9 } == true)
+        #expect(try book.correctFinish(id: runs[1].id, offsetMs: nil).seconds == runs[1].seconds)
         // In a session the finish gate's own engine stores nothing (a lone gate's run would
         // be the next athlete through it).
         #expect(((try? p.gate.services.storage.book.history(HistoryQuery())) ?? []).isEmpty)

@@ -208,6 +208,21 @@ import Testing
         var notJPEG = bytes
         notJPEG[5] = 0x00
         #expect(refusal(notJPEG) == .malformed("bundle part 0 is not JPEG"))
+        // The photo's time scale rides after the parts; a broken one is refused by name.
+        let scale = PhotoBundle.Scale(crossingX: 301.5, nanosecondsPerColumn: 8_333_333.5, compositeX: 16, compositeWidth: 420)
+        let scaled = try #require(PhotoBundle(photo: photo, thumbnails: thumbs, scale: scale).encoded())
+        #expect(scaled.count == bytes.count + 25 && Array(scaled.prefix(bytes.count)) == bytes)
+        #expect(try PhotoBundle(decoding: scaled) == PhotoBundle(photo: photo, thumbnails: thumbs, scale: scale))
+        #expect(back.scale == nil)
+        #expect(refusal(Array(scaled.dropLast())) == .malformed("bundle trailing bytes"))
+        var badTag = scaled
+        badTag[bytes.count] = 0x54
+        #expect(refusal(badTag) == .malformed("bundle trailing bytes"))
+        var nanScale = scaled
+        for k in 0 ..< 8 { nanScale[bytes.count + 9 + k] = 0xFF }
+        #expect(refusal(nanScale) == .malformed("bundle scale"))
+        #expect(PhotoBundle(photo: photo, thumbnails: thumbs,
+                            scale: .init(crossingX: 1, nanosecondsPerColumn: 0, compositeX: 0, compositeWidth: 10)).encoded() == nil)
     }
 
     @Test func frameStripRoundTripAndRefusals() throws {

@@ -323,6 +323,37 @@ enum CSVCheck {
         #expect(undone.run.splits.last?.timeNs == 3_500_000_000)
     }
 
+    /// A 60 m over three gates (start, 30 m, finish at 60 m): the finish gate's photo,
+    /// with the scale that came in its bundle, re-times the finish split only.
+    @Test func aRaceIsCorrectedOnItsFinishGatesPhoto() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let a = try store.addAthlete(StoredAthlete(name: "Ria")).id!
+        let splits = [StoredSplit(gateIndex: 1, distance: 30, timeNs: 4_000_000_000, segmentNs: 4_000_000_000, segmentSpeed: 7.5,
+                                  syncUncertaintyNs: 900_000),
+                      StoredSplit(gateIndex: 2, distance: 60, timeNs: 7_000_000_000, segmentNs: 3_000_000_000, segmentSpeed: 10,
+                                  syncUncertaintyNs: 1_100_000)]
+        let race = try store.write(StoredRun(startType: "button-release", presetID: nil, distance: 60, athleteID: a,
+                                             wallStartMs: wallMs(2026, 6, 2), startMonoNs: 1_000_000_000, totalNs: 7_000_000_000,
+                                             gateCount: 3, splits: splits, crossings: [], notes: "")).run.id!
+        #expect(throws: StoreError.self, "no photo yet") { try store.correctFinish(runID: race, offsetNs: 1_000_000) }
+        try store.savePhoto(runID: race, jpeg: Self.jpeg, thumbnails: [], scale: Self.scale)
+        // The finish gate fired 50 ms early: placed by hand, 7.05 s; the last 30 m took
+        // 3.05 s at 30 / 3.05 m/s; the 30 m split is untouched.
+        let r = try store.correctFinish(runID: race, offsetNs: 50_000_000).run
+        #expect(r.totalNs == 7_050_000_000 && r.originalTotalNs == 7_000_000_000)
+        #expect(r.splits.map(\.timeNs) == [4_000_000_000, 7_050_000_000])
+        #expect(r.splits.map(\.segmentNs) == [4_000_000_000, 3_050_000_000])
+        #expect(r.splits.first?.segmentSpeed == 7.5)
+        #expect(abs((r.splits.last?.segmentSpeed ?? 0) - 30 / 3.05) < 1e-9)
+        #expect(try store.bestLines(athleteID: a, season: 2026).first?.personal.totalNs == 7_050_000_000)
+        // Put back: as measured, the last segment's speed again 10 m/s.
+        let back = try store.correctFinish(runID: race, offsetNs: nil).run
+        #expect(back.totalNs == 7_000_000_000 && back.originalTotalNs == nil)
+        #expect(back.splits.map(\.segmentNs) == [4_000_000_000, 3_000_000_000])
+        #expect(abs((back.splits.last?.segmentSpeed ?? 0) - 10) < 1e-9)
+    }
+
     @Test func correctionsOutsideThePictureOrWithoutOneAreRefused() throws {
         let dir = TempDir()
         let store = try openStore(dir)
@@ -333,9 +364,6 @@ enum CSVCheck {
             #expect(throws: StoreError.self, "\(offset)") { try store.correctFinish(runID: run, offsetNs: offset) }
         }
         #expect(try store.run(id: run).run.totalNs == 3_500_000_000, "a refused correction changes nothing")
-        let race = try store.write(sampleRun(seconds: 4, wall: wallMs(2026, 6, 2), gateCount: 2)).run.id!
-        try store.savePhoto(runID: race, jpeg: Self.jpeg, thumbnails: [], scale: Self.scale)
-        #expect(throws: StoreError.self) { try store.correctFinish(runID: race, offsetNs: 1_000_000) }
         #expect(throws: StoreError.self) { try store.correctFinish(runID: 999, offsetNs: 0) }
         #expect(throws: StoreError.self) {
             try store.savePhoto(runID: run, jpeg: Self.jpeg, thumbnails: [],

@@ -310,7 +310,7 @@ async function setUpCorrection(id) {
   let v;
   try { v = await api("GET", "/api/results/" + id); } catch (e) { return; }
   const r = v.run;
-  if (!r.photoScale || (r.gateCount || 1) !== 1) return;
+  if (!r.photoScale) return;
   correction.run = r;
   $("correct-box").hidden = false;
   const showCurrent = () => {
