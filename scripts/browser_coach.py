@@ -308,14 +308,23 @@ js("document.getElementById('message').textContent = ''; document.getElementById
 refused = until("document.getElementById('message').textContent", "a pause of 2 s was not refused")
 if not refused.startswith("marksPause"):
     raise SystemExit(f"FAIL: a 2 s marks pause is not refused by name: {refused!r}")
-form({"set-start": "countdown", "set-marks-min": "4", "set-marks-max": "6", "set-set-min": "1", "set-set-max": "1.5",
+# The flying sprint preset offers its distances (10, 20, 30 m); a preset of one distance none.
+choose("set-preset", "60m")
+until("document.getElementById('set-distance-label').hidden", "a preset of one distance offers distances to choose")
+choose("set-preset", "flying")
+offered = until("!document.getElementById('set-distance-label').hidden && "
+                "[...document.getElementById('set-distance').options].map(o => o.textContent).join(', ')",
+                "the flying sprint offers no distances to choose")
+if offered != "10 m, 20 m, 30 m":
+    raise SystemExit(f"FAIL: the flying sprint offers {offered!r}, not 10, 20 and 30 m")
+form({"set-distance": "20", "set-start": "countdown", "set-marks-min": "4", "set-marks-max": "6", "set-set-min": "1", "set-set-max": "1.5",
       "set-sound": "whistle", "set-buzzer": False, "set-beep": True, "set-unit": "km/h", "set-fps": "60", "set-body": "40"})
 js("document.getElementById('message').textContent = ''; document.getElementById('set-save').click()")
 said = until("/^Settings saved and applied/.test(document.getElementById('message').textContent) && document.getElementById('message').textContent",
              "the settings were not saved and applied")
 e = get_json("/api/settings")["editable"]
-want = {"startType": "countdown", "marksPause": {"min": 4, "max": 6}, "setPause": {"min": 1, "max": 1.5}, "startSound": "whistle",
-        "buzzer": False, "crossingSound": True, "speedUnit": "km/h", "fps": 60, "minHeight": 0.4}
+want = {"preset": "flying", "distance": 20, "startType": "countdown", "marksPause": {"min": 4, "max": 6}, "setPause": {"min": 1, "max": 1.5},
+        "startSound": "whistle", "buzzer": False, "crossingSound": True, "speedUnit": "km/h", "fps": 60, "minHeight": 0.4}
 if any(e.get(k) != v for k, v in want.items()):
     raise SystemExit(f"FAIL: the gate runs {e!r}, not what was saved")
 kept = json.load(open(os.path.join(os.path.dirname(pin_file), "page-settings.json")))
@@ -330,12 +339,16 @@ for _ in range(100):
     time.sleep(0.1)
 else:
     raise SystemExit(f"FAIL: the camera does not run at the 60 fps chosen: runningFPS {s.get('runningFPS')!r}")
-mode = get_json("/api/live")["board"]["gate"]["camera"]["mode"]
+board = get_json("/api/live")["board"]["gate"]
+if board.get("preset") != "flying" or board.get("distanceMetres") != 20:
+    raise SystemExit(f"FAIL: the board runs preset {board.get('preset')!r} over {board.get('distanceMetres')!r} m, not the flying sprint over 20 m")
+mode = board["camera"]["mode"]
 if "GREY 60 fps" not in mode or "at 60 fps" not in s["details"].get("camera", ""):
     raise SystemExit(f"FAIL: the loop's camera is {mode!r}, the settings say {s['details'].get('camera')!r}")
 until("document.getElementById('set-note').textContent === '' && document.getElementById('set-fps').value === '60'",
       "the form still says the camera runs at another rate")
 until("document.getElementById('phase').textContent.includes('countdown') && !document.getElementById('btn-start').hidden",
       "the board does not follow the start type set in the form")
-print(f"ok: settings: a 2 s pause refused ({refused}); saved {said!r}; the gate runs and keeps them; the camera now {mode}")
+print(f"ok: settings: a 2 s pause refused ({refused}); the flying sprint offers {offered}; saved {said!r}; the gate runs and keeps "
+      f"them (flying sprint over 20 m); the camera now {mode}")
 

@@ -12,13 +12,25 @@ public struct Preset: Sendable, Hashable {
     public var distance: Double?
     public var startType: StartType
     public var solo: Bool
+    /// The distances the coach chooses from, metres (empty: `distance` only). `distance`
+    /// is the one chosen, the first of them unless `choosing(distance:)` said otherwise.
+    public var distances: [Double]
 
-    public init(id: String, title: String, distance: Double?, startType: StartType, solo: Bool = false) {
+    public init(id: String, title: String, distance: Double?, startType: StartType, solo: Bool = false, distances: [Double] = []) {
         self.id = id
         self.title = title
         self.distance = distance
         self.startType = startType
         self.solo = solo
+        self.distances = distances
+    }
+
+    /// This preset run over `metres`, one of its `distances`; nil when it does not offer it.
+    public func choosing(distance metres: Double) -> Preset? {
+        guard distances.contains(metres) else { return nil }
+        var p = self
+        p.distance = metres
+        return p
     }
 
     /// The presets of the reference app.
@@ -28,6 +40,8 @@ public struct Preset: Sendable, Hashable {
         Preset(id: "flying-10m", title: "Flying 10 m", distance: 10, startType: .flying),
         Preset(id: "flying-20m", title: "Flying 20 m", distance: 20, startType: .flying),
         Preset(id: "flying-30m", title: "Flying 30 m", distance: 30, startType: .flying),
+        // The reference app's Flying Sprint: one preset, its distance chosen per session.
+        Preset(id: "flying", title: "Flying sprint", distance: 10, startType: .flying, distances: [10, 20, 30]),
         Preset(id: "takeoff-5m", title: "Take-off velocity 5 m", distance: 5, startType: .flying),
         Preset(id: "30m", title: "30 m", distance: 30, startType: .buttonRelease),
         Preset(id: "solo", title: "Solo laps", distance: nil, startType: .flying, solo: true),

@@ -78,7 +78,7 @@ public struct GateSettings: Sendable {
         preset = nil
         speedUnit = .metresPerSecond
         if let gate = try doc.table("gate") {
-            try gate.checkKeys(["gate_x", "preset", "start_type", "solo", "speed_unit"])
+            try gate.checkKeys(["gate_x", "preset", "distance_m", "start_type", "solo", "speed_unit"])
             gateX = try gate.optionalNumber("gate_x", in: 0...8192, unit: " input pixels")
             if let id = try gate.string("preset", "a preset name") {
                 guard let p = Preset.named(id) else {
@@ -87,6 +87,15 @@ public struct GateSettings: Sendable {
                 preset = p
                 engine.startType = p.startType
                 engine.solo = p.solo
+            }
+            if let d = try gate.optionalNumber("distance_m", in: 1...10_000, unit: " m") {
+                guard let p = preset, !p.distances.isEmpty else {
+                    throw gate.error(.invalidValue, "distance_m", "only a preset that offers distances takes one (\(Preset.all.filter { !$0.distances.isEmpty }.map(\.id).joined(separator: ", ")))")
+                }
+                guard let chosen = p.choosing(distance: d) else {
+                    throw gate.error(.notOneOf, "distance_m", "\(d) is not one of \(p.distances.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }.joined(separator: ", ")) m for preset \(p.id)")
+                }
+                preset = chosen
             }
             if let st = try gate.optionalWord("start_type", StartType.self) { engine.startType = st }
             if let solo = try gate.bool("solo", "true or false") { engine.solo = solo }

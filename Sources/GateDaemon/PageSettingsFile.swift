@@ -26,7 +26,8 @@ public enum PageSettingsFile {
         do { s = try JSONDecoder().decode(EditableSettings.self, from: data) } catch {
             throw PageSettingsError(description: "\(p) is not the page's settings (\(error)); delete it or save the settings again")
         }
-        if let problem = s.problem(startTypes: startTypes, presets: presets) {
+        let offered = Dictionary(uniqueKeysWithValues: Preset.all.map { ($0.id, $0.distances) })
+        if let problem = s.problem(startTypes: startTypes, presets: presets, distances: offered) {
             throw PageSettingsError(description: "\(p): \(problem.field) \(problem.reason); delete it or save the settings again")
         }
         return s
@@ -61,13 +62,15 @@ public enum PageSettingsFile {
     }
 
     /// The preset and the engine's part of `s`: a preset brings its start type (and solo),
-    /// which a start type given with it overrides.
+    /// which a start type given with it overrides, and its first distance unless one of
+    /// the others is chosen (a distance alone is for the preset chosen before).
     public static func apply(_ s: EditableSettings, to engine: inout EngineConfig, preset: inout Preset?) {
         if let p = s.preset.flatMap(Preset.named) {
             preset = p
             engine.startType = p.startType
             engine.solo = p.solo
         }
+        if let d = s.distance, let p = preset?.choosing(distance: d) { preset = p }
         apply(s, to: &engine)
     }
 
@@ -85,7 +88,7 @@ public enum PageSettingsFile {
 
     /// The page's view of a running configuration.
     public static func editable(engine: EngineConfig, preset: Preset?, speedUnit: String, fps: Int, minHeight: Double) -> EditableSettings {
-        EditableSettings(preset: preset?.id, startType: engine.startType.rawValue,
+        EditableSettings(preset: preset?.id, distance: preset.flatMap { $0.distances.isEmpty ? nil : $0.distance }, startType: engine.startType.rawValue,
                          marksPause: .init(min: engine.marksPause.lowerBound, max: engine.marksPause.upperBound),
                          setPause: .init(min: engine.setPause.lowerBound, max: engine.setPause.upperBound),
                          startSound: engine.startSound.rawValue, crossingLED: engine.crossingLED, buzzer: engine.crossingBuzzer,

@@ -23,7 +23,7 @@ public final class WebGate: @unchecked Sendable {
     // Loop-thread state: the current run's laps and the preset chosen on the page.
     private var laps: [LiveSnapshot.Lap] = []
     private var crossings: UInt64 = 0
-    private(set) var preset: Preset?
+    public private(set) var preset: Preset?
     /// The engine's configuration as last published (loop thread).
     private(set) var config: EngineConfig
     private var lastFrames: UInt64 = 0
@@ -56,7 +56,8 @@ public final class WebGate: @unchecked Sendable {
         }
         let settings = WebSettings(
             gateName: gateName, startTypes: StartType.allCases.map(\.rawValue),
-            presets: Preset.all.map { .init(id: $0.id, title: $0.title, distanceMetres: $0.distance, startType: $0.startType.rawValue, solo: $0.solo) },
+            presets: Preset.all.map { .init(id: $0.id, title: $0.title, distanceMetres: $0.distance, startType: $0.startType.rawValue, solo: $0.solo,
+                                      distances: $0.distances) },
             speedUnit: speedUnit.rawValue, details: details)
         bridge = GateBridge(wake: { EpollLoop.wake(wakeFD) })
         let hub = LiveHub(bridge: bridge, book: book, settings: settings, logger: log)

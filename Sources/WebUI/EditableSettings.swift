@@ -19,6 +19,8 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     }
     /// A preset id from `WebSettings.presets`; nil: no preset.
     public var preset: String?
+    /// The preset's distance, metres, one of the distances it offers (`PresetInfo.distances`).
+    public var distance: Double?
     public var startType: String?
     /// "On your marks" to "Set", and "Set" to the start sound.
     public var marksPause: Pause?
@@ -30,15 +32,16 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     public var crossingSound: Bool?
     public var spokenTime: Bool?
     public var speedUnit: String?
-    /// The camera's frame rate: 30, 60, 90 or 120 (applies when the camera opens next).
+    /// The camera's frame rate: 30, 60, 90 or 120 (the camera reopens at it between runs).
     public var fps: Int?
     /// The smallest body the detector times, as a fraction of the frame height.
     public var minHeight: Double?
 
-    public init(preset: String? = nil, startType: String? = nil, marksPause: Pause? = nil, setPause: Pause? = nil,
+    public init(preset: String? = nil, distance: Double? = nil, startType: String? = nil, marksPause: Pause? = nil, setPause: Pause? = nil,
                 startSound: String? = nil, crossingLED: Bool? = nil, buzzer: Bool? = nil, crossingSound: Bool? = nil,
                 spokenTime: Bool? = nil, speedUnit: String? = nil, fps: Int? = nil, minHeight: Double? = nil) {
         self.preset = preset
+        self.distance = distance
         self.startType = startType
         self.marksPause = marksPause
         self.setPause = setPause
@@ -60,9 +63,19 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     public static let minHeightRange: ClosedRange<Double> = 0.1...1
 
     /// The first field that is wrong, with what it should be; nil when every given field
-    /// is acceptable. `startTypes` and `presets` are what the gate knows.
-    public func problem(startTypes: [String], presets: [String]) -> (field: String, reason: String)? {
+    /// is acceptable. `startTypes` and `presets` are what the gate knows, `distances` the
+    /// distances each preset offers, and `currentPreset` the one a distance alone is for.
+    public func problem(startTypes: [String], presets: [String], distances: [String: [Double]] = [:],
+                        currentPreset: String? = nil) -> (field: String, reason: String)? {
         if let p = preset, !presets.contains(p) { return ("preset", "unknown preset '\(p)'") }
+        if let d = distance {
+            guard let id = preset ?? currentPreset else { return ("distance", "choose a preset that offers distances first") }
+            let offered = distances[id] ?? []
+            guard !offered.isEmpty else { return ("distance", "the preset '\(id)' runs over its own distance only") }
+            guard offered.contains(d) else {
+                return ("distance", "one of \(offered.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }.joined(separator: ", ")) m for '\(id)'")
+            }
+        }
         if let t = startType, !startTypes.contains(t) { return ("startType", "one of \(startTypes.joined(separator: ", "))") }
         for (name, pause, range) in [("marksPause", marksPause, Self.marksPauseRange), ("setPause", setPause, Self.setPauseRange)] {
             guard let p = pause else { continue }
@@ -82,7 +95,7 @@ public struct EditableSettings: Sendable, Hashable, Codable {
 
     /// Reads a `PUT` body: only the keys above, each of its type; throws naming the key.
     public static func decode(_ body: [String: Any]) throws(APIError) -> EditableSettings {
-        let known: Set<String> = ["preset", "startType", "marksPause", "setPause", "startSound", "crossingLED", "buzzer",
+        let known: Set<String> = ["preset", "distance", "startType", "marksPause", "setPause", "startSound", "crossingLED", "buzzer",
                                   "crossingSound", "spokenTime", "speedUnit", "fps", "minHeight"]
         if let unknown = body.keys.sorted().first(where: { !known.contains($0) }) {
             throw APIError.invalid(unknown, "not a setting; settings: \(known.sorted().joined(separator: ", "))")
@@ -111,6 +124,7 @@ public struct EditableSettings: Sendable, Hashable, Codable {
             return Pause(min: lo, max: hi)
         }
         s.preset = try text("preset")
+        s.distance = try number(body["distance"], "distance")
         s.startType = try text("startType")
         s.marksPause = try pause("marksPause")
         s.setPause = try pause("setPause")

@@ -15,12 +15,15 @@ public struct WebSettings: Sendable, Hashable, Codable {
         public var distanceMetres: Double?
         public var startType: String
         public var solo: Bool
-        public init(id: String, title: String, distanceMetres: Double?, startType: String, solo: Bool) {
+        /// Distances the coach chooses from (the settings' `distance`); empty: `distanceMetres` only.
+        public var distances: [Double]
+        public init(id: String, title: String, distanceMetres: Double?, startType: String, solo: Bool, distances: [Double] = []) {
             self.id = id
             self.title = title
             self.distanceMetres = distanceMetres
             self.startType = startType
             self.solo = solo
+            self.distances = distances
         }
     }
     public var gateName: String

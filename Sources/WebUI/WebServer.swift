@@ -285,7 +285,9 @@ public struct WebServer: Sendable {
         router.put("/api/settings") { request, context in
             try s.requirePIN(request, context)
             let change = try EditableSettings.decode(try await s.body(request, context))
-            if let p = change.problem(startTypes: s.settings.startTypes, presets: s.settings.presets.map(\.id)) {
+            if let p = change.problem(startTypes: s.settings.startTypes, presets: s.settings.presets.map(\.id),
+                                      distances: Dictionary(uniqueKeysWithValues: s.settings.presets.map { ($0.id, $0.distances) }),
+                                      currentPreset: s.bridge.settings.current.preset) {
                 throw APIError.invalid(p.field, p.reason)
             }
             try s.requireBetweenRuns("change the settings after it")

@@ -60,6 +60,8 @@ struct GateSettingsTests {
         ("[gate]\nstart_typ = \"flying\"", "gate.start_typ", "unknown key"),
         ("[gate]\nstart_type = \"rolling\"", "gate.start_type", "flying, button-release"),
         ("[gate]\npreset = \"marathon\"", "gate.preset", "flying-30m"),
+        ("[gate]\npreset = \"flying\"\ndistance_m = 25", "gate.distance_m", "10, 20, 30 m"),
+        ("[gate]\npreset = \"60m\"\ndistance_m = 60", "gate.distance_m", "only a preset that offers distances"),
         ("[start]\nmarks_pause_s = [2, 10]", "start.marks_pause_s", "3.0...20.0"),
         ("[start]\nset_pause_s = [3, 1]", "start.set_pause_s", "[3.0, 1.0]"),
         ("[start]\nstart_sound = \"horn\"", "start.start_sound", "beep, gunshot, whistle"),
@@ -84,6 +86,12 @@ struct GateSettingsTests {
             #expect(error.description.hasPrefix("gate.toml: \(key): "), "\(error.description)")
             #expect(error.description.contains(allowed), "\(error.description)")
         }
+    }
+
+    @Test("a preset with distances to choose from runs over the one the file chooses")
+    func presetDistance() throws {
+        #expect(try settings("[gate]\npreset = \"flying\"\ndistance_m = 20").preset?.distance == 20)
+        #expect(try settings("[gate]\npreset = \"flying\"").preset?.distance == 10)
     }
 
     @Test("[peers] is off when absent and decoded when present")

@@ -240,12 +240,23 @@ struct EngineTests {
 struct PresetTests {
     @Test("the reference app's presets are all there with their start types")
     func presets() {
-        #expect(Preset.all.count == 13)
-        #expect(Set(Preset.all.map(\.id)).count == 13)
+        #expect(Preset.all.count == 14)
+        #expect(Set(Preset.all.map(\.id)).count == 14)
         #expect(Preset.named("flying-30m")?.startType == .flying)
         #expect(Preset.named("40yd")?.distance == 36.576)
         #expect(Preset.named("solo")?.solo == true)
         #expect(Preset.named("nope") == nil)
+    }
+
+    @Test("the flying sprint's distance is chosen among 10, 20 and 30 m; a fixed preset offers none")
+    func selectableDistances() throws {
+        let flying = try #require(Preset.named("flying"))
+        #expect(flying.startType == .flying && flying.distances == [10, 20, 30] && flying.distance == 10)
+        #expect(flying.choosing(distance: 20)?.distance == 20)
+        #expect(flying.choosing(distance: 20)?.id == "flying")
+        #expect(flying.choosing(distance: 25) == nil)
+        #expect(Preset.named("60m")?.choosing(distance: 60) == nil)
+        #expect(Preset.all.allSatisfy { $0.distances.isEmpty || $0.distance.map($0.distances.contains) == true })
     }
 
     @Test("speed converts between m/s, km/h and mph")

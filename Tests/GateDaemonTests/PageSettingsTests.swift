@@ -58,10 +58,24 @@ import WebUI
         var engine = EngineConfig()
         PageSettingsFile.apply(kept, to: &engine)
         #expect(engine == c)
-        // A preset sets its start type; during a run nothing changes.
+        // A preset sets its start type; one with distances to choose from runs over the one
+        // chosen, and a distance alone changes it (kept for the next start too).
+        #expect(web.bridge.send(.applySettings(EditableSettings(preset: "flying", distance: 20))))
+        gate.step(now: now + .milliseconds(12))
+        #expect(web.preset?.id == "flying" && web.preset?.distance == 20 && web.bridge.settings.current.distance == 20)
+        #expect(web.bridge.snapshot.read().snapshot.distanceMetres == 20)
+        #expect(web.bridge.send(.applySettings(EditableSettings(distance: 30))))
+        gate.step(now: now + .milliseconds(14))
+        #expect(web.preset?.distance == 30)
+        let keptDistance = try #require(try PageSettingsFile.load(directory: dir.path))
+        var restarted: Preset?
+        var restartedEngine = EngineConfig()
+        PageSettingsFile.apply(keptDistance, to: &restartedEngine, preset: &restarted)
+        #expect(restarted?.id == "flying" && restarted?.distance == 30)
         #expect(web.bridge.send(.applySettings(EditableSettings(preset: "flying-20m"))))
         gate.step(now: now + .milliseconds(20))
         #expect(gate.loop.engine.config.startType == .flying && web.bridge.settings.current.preset == "flying-20m")
+        #expect(web.bridge.settings.current.distance == nil, "a preset of one distance offers none to choose")
         #expect(web.bridge.send(.arm))
         gate.schedulePass(crossingAt: now + .seconds(1))
         var t = now + .milliseconds(30)

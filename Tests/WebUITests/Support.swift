@@ -46,6 +46,7 @@ struct Fixture {
         presets: [
             .init(id: "flying-30m", title: "Flying 30 m", distanceMetres: 30, startType: "flying", solo: false),
             .init(id: "60m", title: "60 m", distanceMetres: 60, startType: "voice", solo: false),
+            .init(id: "flying", title: "Flying sprint", distanceMetres: 10, startType: "flying", solo: false, distances: [10, 20, 30]),
         ],
         speedUnit: "m/s", details: ["board": "boards/test.toml"])
 

@@ -157,7 +157,7 @@ import Testing
             try await client.execute(uri: "/api/settings", method: .get) { r in
                 #expect(r.status == .ok)
                 #expect(r.json["gateName"] as? String == "Test gate")
-                #expect((r.json["presets"] as? [Any])?.count == 2)
+                #expect((r.json["presets"] as? [Any])?.count == 3)
             }
         }
     }
@@ -381,6 +381,9 @@ import Testing
                 (#"{"setPause":{"min":1,"max":6}}"#, "setPause"), (#"{"startSound":"bell"}"#, "startSound"),
                 (#"{"buzzer":1}"#, "buzzer"), (#"{"spokenTime":"yes"}"#, "spokenTime"), (#"{"speedUnit":"knots"}"#, "speedUnit"),
                 (#"{"fps":45}"#, "fps"), (#"{"fps":60.5}"#, "fps"), (#"{"minHeight":0.05}"#, "minHeight"), (#"{"minHeight":true}"#, "minHeight"),
+                // A distance only for a preset that offers it, and only one it offers.
+                (#"{"distance":20}"#, "distance"), (#"{"preset":"60m","distance":60}"#, "distance"),
+                (#"{"preset":"flying","distance":25}"#, "distance"), (#"{"preset":"flying","distance":"20"}"#, "distance"),
             ]
             for (b, field) in bad {
                 try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader, body: body(b)) { r in
@@ -402,6 +405,16 @@ import Testing
             let queued = f.bridge.commands.pop()
             #expect(queued == .applySettings(EditableSettings(startType: "countdown", marksPause: .init(min: 4, max: 6), buzzer: false,
                                                               speedUnit: "km/h", fps: 60)))
+            try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader, body: body(#"{"preset":"flying","distance":20}"#)) { r in
+                #expect(r.status == .accepted, "\(r.text)")
+            }
+            #expect(f.bridge.commands.pop() == .applySettings(EditableSettings(preset: "flying", distance: 20)))
+            // A distance alone is for the preset the gate runs.
+            f.bridge.settings.publish(EditableSettings(preset: "flying", distance: 20, startType: "flying"))
+            try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader, body: body(#"{"distance":30}"#)) { r in
+                #expect(r.status == .accepted, "\(r.text)")
+            }
+            #expect(f.bridge.commands.pop() == .applySettings(EditableSettings(distance: 30)))
         }
     }
 

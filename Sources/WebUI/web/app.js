@@ -564,7 +564,7 @@ async function loadSettings() {
   for (const p of s.presets) { ps.append(new Option(p.title, p.id)); hp.append(new Option(p.title, p.id)); }
   const hs = $("h-start"); hs.replaceChildren(new Option("Any start", "")); for (const t of s.startTypes) hs.append(new Option(t, t));
   const hd = $("h-distance"); hd.replaceChildren(new Option("Any distance", ""));
-  const distances = [...new Set(s.presets.map((p) => p.distanceMetres).filter((d) => d))].sort((a, b) => a - b);
+  const distances = [...new Set(s.presets.flatMap((p) => [p.distanceMetres, ...(p.distances || [])]).filter((d) => d))].sort((a, b) => a - b);
   for (const d of distances) hd.append(new Option(fmt(d, d % 1 ? 1 : 0) + " m", String(d)));
   const tb = document.querySelector("#settings tbody"); tb.replaceChildren();
   const rows = Object.entries(s.details).sort(); rows.unshift(["speed unit", s.speedUnit]);
@@ -578,7 +578,7 @@ function fillSettingsForm(s) {
   const e = s.editable; if (!e) return;
   const sp = $("set-preset"); sp.replaceChildren(new Option("— none —", "")); for (const p of s.presets) sp.append(new Option(p.title, p.id));
   const st = $("set-start"); st.replaceChildren(); for (const t of s.startTypes) st.append(new Option(t, t));
-  sp.value = e.preset || ""; st.value = e.startType; $("set-sound").value = e.startSound;
+  sp.value = e.preset || ""; fillDistances(e.distance); st.value = e.startType; $("set-sound").value = e.startSound;
   $("set-marks-min").value = e.marksPause.min; $("set-marks-max").value = e.marksPause.max;
   $("set-set-min").value = e.setPause.min; $("set-set-max").value = e.setPause.max;
   $("set-led").checked = e.crossingLED; $("set-buzzer").checked = e.buzzer; $("set-beep").checked = e.crossingSound; $("set-spoken").checked = e.spokenTime;
@@ -588,9 +588,23 @@ function fillSettingsForm(s) {
       + "If it stays, the camera does not offer " + e.fps + " fps, or the gate slowed it while hot (see the log)." : "";
 }
 
+// The distances the chosen preset offers (the flying sprint's 10, 20 or 30 m); hidden for
+// a preset with its own distance only.
+function presetDistances() {
+  const p = state.settings && state.settings.presets.find((x) => x.id === $("set-preset").value);
+  return p && p.distances ? p.distances : [];
+}
+function fillDistances(chosen) {
+  const list = presetDistances(), sd = $("set-distance");
+  sd.replaceChildren(); for (const d of list) sd.append(new Option(fmt(d, d % 1 ? 1 : 0) + " m", String(d)));
+  if (chosen !== undefined && chosen !== null && list.includes(chosen)) sd.value = String(chosen);
+  $("set-distance-label").hidden = !list.length;
+}
+
 function settingsFromForm() {
   const num = (id) => Number($(id).value.trim());
-  return { preset: $("set-preset").value || undefined, startType: $("set-start").value, startSound: $("set-sound").value,
+  return { preset: $("set-preset").value || undefined, distance: presetDistances().length ? Number($("set-distance").value) : undefined,
+    startType: $("set-start").value, startSound: $("set-sound").value,
     marksPause: { min: num("set-marks-min"), max: num("set-marks-max") }, setPause: { min: num("set-set-min"), max: num("set-set-max") },
     crossingLED: $("set-led").checked, buzzer: $("set-buzzer").checked, crossingSound: $("set-beep").checked, spokenTime: $("set-spoken").checked,
     speedUnit: $("set-unit").value, fps: Number($("set-fps").value), minHeight: num("set-body") / 100 };
@@ -769,6 +783,7 @@ function wire() {
   $("sel-start").onchange = (e) => control("PUT", "/api/settings", { startType: e.target.value }, "Start type set.");
   $("sel-preset").onchange = (e) => { if (e.target.value) control("PUT", "/api/settings", { preset: e.target.value }, "Preset set."); };
   $("settings-form").onsubmit = saveSettings;
+  $("set-preset").onchange = () => fillDistances();
   $("sel-athlete").onchange = (e) => control("PUT", "/api/next-athlete", { athleteId: e.target.value ? Number(e.target.value) : null }, "Next run assigned.");
   $("btn-add-athlete").onclick = () => editAthlete(null);
   $("btn-roster").onclick = showRoster;
