@@ -222,7 +222,7 @@ extension RigDevices {
                 let pin = ((try? String(contentsOfFile: board.dir + "/web.pin", encoding: .utf8)) ?? "")
                     .trimmingCharacters(in: .whitespacesAndNewlines)
                 var put = (status: -1, body: "")
-                for _ in 0..<20 where run.isRunning {
+                for _ in 0..<40 where run.isRunning {
                     put = Self.page("PUT", "/api/settings", pin: pin, json: #"{"fps":30}"#)
                     if put.status == 202 { break }
                     usleep(500_000)
