@@ -300,12 +300,7 @@ public final class WebGate: @unchecked Sendable {
         guard actual.isFinite, actual > 0 else { return }
         // A run in progress keeps its ring (a new one would lose the frames a crossing
         // reported soon may need); the next reopen between runs resizes it.
-        var running = false
-        switch loop.engine.phase {
-        case .running, .starting, .holding, .inFrame: running = true
-        default: break
-        }
-        if let old = loop.photoFinish, abs(old.config.fps - actual) > 0.5, !running, old.pendingCount == 0 {
+        if let old = loop.photoFinish, abs(old.config.fps - actual) > 0.5, !Self.inRun(loop.engine.phase), old.pendingCount == 0 {
             var pc = old.config
             pc.fps = actual
             if let recorder = try? PhotoFinishRecorder(config: pc) { loop.photoFinish = recorder }
@@ -357,11 +352,18 @@ public final class WebGate: @unchecked Sendable {
     /// 60m") then, and it is ignored.
     private func betweenRuns<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: borrowing GateLoop<C, L, S>, what: String) -> Bool {
-        switch loop.engine.phase {
-        case .running, .starting, .holding, .inFrame:
+        guard !Self.inRun(loop.engine.phase) else {
             log.warning("page asked \(what) during a run; ignored")
             return false
-        default: return true
+        }
+        return true
+    }
+
+    /// A run is in progress: started, starting, or with the athlete held in frame.
+    private static func inRun(_ phase: EnginePhase) -> Bool {
+        switch phase {
+        case .running, .starting, .holding, .inFrame: true
+        default: false
         }
     }
 
