@@ -6,6 +6,7 @@ public import Engine
 public import GateCore
 
 internal import TOMLKit
+import Foundation
 
 /// Everything `sprintgate run` needs: the board, the detector, the engine and where to
 /// keep state. Decoded strictly: unknown keys and bad values stop start-up with an error
@@ -47,7 +48,30 @@ public struct GateSettings: Sendable {
         try self.init(toml: readTextFile(path), file: path)
     }
 
-    public init(toml text: String, file: String) throws(ConfigError) {
+    /// Where the installed board files are, for `board = "auto"`.
+    public static let installedBoards = "/usr/share/sprintgate/boards"
+
+    /// The board file for a device-tree model string (`/proc/device-tree/model`): the
+    /// Raspberry Pi's own, else the generic USB camera board.
+    public static func boardName(forModel model: String?) -> String {
+        let m = model ?? ""
+        if m.contains("Raspberry Pi 5") { return "raspberry-pi-5-usbcam" }
+        if m.contains("Raspberry Pi 4") { return "raspberry-pi-4-usbcam" }
+        if m.contains("Raspberry Pi Zero 2") { return "raspberry-pi-zero-2w-usbcam" }
+        return "generic-usb"
+    }
+
+    /// This machine's device-tree model, nil without one (not a board with a device tree).
+    public static func deviceModel() -> String? {
+        guard let text = try? readTextFile("/proc/device-tree/model") else { return nil }
+        let model = text.replacingOccurrences(of: "\0", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+        return model.isEmpty ? nil : model
+    }
+
+    /// `board = "auto"` picks the board file for `model` (this machine's by default) in
+    /// `boards` (the installed board files by default).
+    public init(toml text: String, file: String, model: @autoclosure () -> String? = GateSettings.deviceModel(),
+                boards: String = GateSettings.installedBoards) throws(ConfigError) {
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
@@ -60,9 +84,13 @@ public struct GateSettings: Sendable {
         let doc = TableReader(table: root, path: "", file: file)
         try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers"])
         source = file
-        let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml")
+        let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml, or \"auto\"")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
-        boardPath = board.hasPrefix("/") ? board : dir + "/" + board
+        if board == "auto" {
+            boardPath = boards + "/" + Self.boardName(forModel: model()) + ".toml"
+        } else {
+            boardPath = board.hasPrefix("/") ? board : dir + "/" + board
+        }
         do {
             self.board = try BoardConfig(contentsOf: boardPath)
         } catch {

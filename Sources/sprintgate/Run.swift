@@ -77,6 +77,7 @@ struct RunCommand: ParsableCommand {
         let notify = SystemdNotify(environment: ProcessInfo.processInfo.environment)
         var camLog = Logger(label: "sprintgate.camera")
         camLog.logLevel = level
+        log.notice("board \(settings.boardPath)\(board.name.isEmpty ? "" : " (\(board.name))")")
         let request = cameraRequest(board.camera)
         var camera = V4L2FrameSource(path: board.camera.device, request: request, logger: camLog)
         let deadlineEnd = seconds.map { Sys.monotonicNow() + .seconds($0) }

@@ -94,6 +94,24 @@ struct GateSettingsTests {
         #expect(try settings("[gate]\npreset = \"flying\"").preset?.distance == 10)
     }
 
+    @Test("board = \"auto\" picks the board file for the device tree's model among the installed ones")
+    func autoBoard() throws {
+        let boards = Repo.boards.path
+        for (model, name) in [("Raspberry Pi 4 Model B Rev 1.4", "raspberry-pi-4-usbcam"), ("Raspberry Pi 5 Model B Rev 1.0", "raspberry-pi-5-usbcam"),
+                              ("Raspberry Pi Zero 2 W Rev 1.0", "raspberry-pi-zero-2w-usbcam"), (nil, "generic-usb")] as [(String?, String)] {
+            let s = try GateSettings(toml: "board = \"auto\"", file: "/etc/sprintgate/gate.toml", model: model, boards: boards)
+            #expect(s.boardPath == boards + "/" + name + ".toml", "\(model ?? "no model")")
+            #expect(s.board.name.isEmpty == false)
+        }
+        // Without the installed board files, the error names the file it looked for.
+        do {
+            _ = try GateSettings(toml: "board = \"auto\"", file: "gate.toml", model: "Raspberry Pi 4 Model B", boards: "/nonexistent")
+            Issue.record("accepted a missing board file")
+        } catch {
+            #expect(error.description.contains("/nonexistent/raspberry-pi-4-usbcam.toml"), "\(error.description)")
+        }
+    }
+
     @Test("[peers] is off when absent and decoded when present")
     func peers() throws {
         #expect(try settings("").peers == nil)
