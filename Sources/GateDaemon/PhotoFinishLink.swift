@@ -2,7 +2,7 @@
 // Photo finish end to end: captures from the loop are rendered, encoded and stored with their run.
 
 import Foundation
-import GateCore
+public import GateCore
 import LinuxHardware
 public import Logging
 public import PeerWire
@@ -207,11 +207,7 @@ public final class PhotoFinishLink: @unchecked Sendable {
         }
         // The photo's time scale goes with it, so the host can re-time the run from a
         // finish placed by hand on it.
-        let scale = photo.scale.map {
-            PhotoBundle.Scale(crossingX: $0.crossingX, nanosecondsPerColumn: $0.nanosecondsPerColumn, compositeX: $0.compositeX,
-                              compositeWidth: $0.compositeWidth)
-        }
-        if forwardsToRace, let bundle = PhotoBundle(photo: photo.jpeg, thumbnails: photo.thumbnails, scale: scale).encoded() {
+        if forwardsToRace, let bundle = PhotoBundle(photo: photo.jpeg, thumbnails: photo.thumbnails, scale: photo.scale).encoded() {
             if !outgoing.push(OutgoingPhoto(bundle: bundle, crossingNs: crossingNs)) {
                 log.warning("photo of the crossing at mono \(crossingNs) ns not offered to the race: queue full")
             }
@@ -240,10 +236,7 @@ public final class PhotoFinishLink: @unchecked Sendable {
         let photo: EncodedPhotoFinish
         do {
             let b = try PhotoBundle(decoding: remote.bundle)
-            photo = EncodedPhotoFinish(jpeg: b.photo, thumbnails: b.thumbnails, scale: b.scale.map {
-                PhotoScale(crossingX: $0.crossingX, nanosecondsPerColumn: $0.nanosecondsPerColumn, compositeX: $0.compositeX,
-                           compositeWidth: $0.compositeWidth)
-            })
+            photo = EncodedPhotoFinish(jpeg: b.photo, thumbnails: b.thumbnails, scale: b.scale)
         } catch {
             failed += 1
             log.error("photo from gate \(remote.gateIndex) of the crossing at mono \(remote.crossingNs) ns is not a photo bundle: \(error.description)")

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The image a gate sends the host for one crossing: its photo-finish JPEG and thumbnails.
 
+public import GateCore
+
 /// A photo-finish image and its thumbnails as one byte string, the payload that
 /// `ThumbnailChunk`s carry (image id = the crossing id it shows).
 ///
@@ -14,33 +16,16 @@ public struct PhotoBundle: Sendable, Hashable {
     /// Most parts: the photo and up to 15 thumbnails.
     public static let maxParts = 16
 
-    /// Where on the photo the crossing the gate timed is, and how much time a column of
-    /// its composite is: columns `compositeX ..< compositeX + compositeWidth` are
-    /// instants, `crossingX` (image pixels) the crossing.
-    public struct Scale: Sendable, Hashable {
-        public var crossingX: Double
-        public var nanosecondsPerColumn: Double
-        public var compositeX: Int
-        public var compositeWidth: Int
-        public init(crossingX: Double, nanosecondsPerColumn: Double, compositeX: Int, compositeWidth: Int) {
-            self.crossingX = crossingX
-            self.nanosecondsPerColumn = nanosecondsPerColumn
-            self.compositeX = compositeX
-            self.compositeWidth = compositeWidth
-        }
-        var isValid: Bool {
-            crossingX.isFinite && nanosecondsPerColumn.isFinite && nanosecondsPerColumn > 0
-                && (0 ... Int(UInt32.max)).contains(compositeX) && (2 ... Int(UInt32.max)).contains(compositeWidth)
-        }
-        static let tag: UInt8 = 0x53
-        static let size = 1 + 8 + 8 + 4 + 4
-    }
+    /// The trailer's tag and size: tag, two f64, two u32.
+    static let scaleTag: UInt8 = 0x53
+    static let scaleSize = 1 + 8 + 8 + 4 + 4
 
     public var photo: [UInt8]
     public var thumbnails: [[UInt8]]
-    public var scale: Scale?
+    /// The photo's time scale, so the host can place a crossing by hand on it.
+    public var scale: PhotoScale?
 
-    public init(photo: [UInt8], thumbnails: [[UInt8]], scale: Scale? = nil) {
+    public init(photo: [UInt8], thumbnails: [[UInt8]], scale: PhotoScale? = nil) {
         self.photo = photo
         self.thumbnails = thumbnails
         self.scale = scale
@@ -59,8 +44,8 @@ public struct PhotoBundle: Sendable, Hashable {
             out += p
         }
         if let scale {
-            guard scale.isValid else { return nil }
-            out.append(Scale.tag)
+            guard scale.isUsable, scale.compositeX <= Int(UInt32.max), scale.compositeWidth <= Int(UInt32.max) else { return nil }
+            out.append(Self.scaleTag)
             for v in [scale.crossingX.bitPattern, scale.nanosecondsPerColumn.bitPattern] {
                 for k in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(k))) }
             }
@@ -88,11 +73,11 @@ public struct PhotoBundle: Sendable, Hashable {
             at += n
         }
         if at < bytes.count {
-            guard bytes.count - at == Scale.size, bytes[at] == Scale.tag else { throw .malformed("bundle trailing bytes") }
+            guard bytes.count - at == Self.scaleSize, bytes[at] == Self.scaleTag else { throw .malformed("bundle trailing bytes") }
             func u(_ from: Int, _ n: Int) -> UInt64 { bytes[from ..< from + n].reduce(0) { $0 << 8 | UInt64($1) } }
-            let s = Scale(crossingX: Double(bitPattern: u(at + 1, 8)), nanosecondsPerColumn: Double(bitPattern: u(at + 9, 8)),
+            let s = PhotoScale(crossingX: Double(bitPattern: u(at + 1, 8)), nanosecondsPerColumn: Double(bitPattern: u(at + 9, 8)),
                           compositeX: Int(u(at + 17, 4)), compositeWidth: Int(u(at + 21, 4)))
-            guard s.isValid else { throw .malformed("bundle scale") }
+            guard s.isUsable else { throw .malformed("bundle scale") }
             scale = s
         } else {
             scale = nil

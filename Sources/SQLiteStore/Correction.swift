@@ -3,6 +3,7 @@
 
 import Foundation
 import GRDB
+public import GateCore
 
 extension RunStore {
     static func scale(from row: Row) -> PhotoScale? {

@@ -4,6 +4,7 @@
 import Foundation
 import GRDB
 public import Logging
+public import GateCore
 
 /// Results, athletes, sessions, bests and photo-finish images in SQLite (GRDB, WAL mode).
 ///

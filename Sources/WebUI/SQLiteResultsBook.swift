@@ -2,6 +2,7 @@
 // The page's history, athletes, bests and photos read from (and edited in) the SQLite store.
 
 import Foundation
+import GateCore
 public import SQLiteStore
 import Synchronization
 

@@ -209,7 +209,7 @@ import Testing
         notJPEG[5] = 0x00
         #expect(refusal(notJPEG) == .malformed("bundle part 0 is not JPEG"))
         // The photo's time scale rides after the parts; a broken one is refused by name.
-        let scale = PhotoBundle.Scale(crossingX: 301.5, nanosecondsPerColumn: 8_333_333.5, compositeX: 16, compositeWidth: 420)
+        let scale = PhotoScale(crossingX: 301.5, nanosecondsPerColumn: 8_333_333.5, compositeX: 16, compositeWidth: 420)
         let scaled = try #require(PhotoBundle(photo: photo, thumbnails: thumbs, scale: scale).encoded())
         #expect(scaled.count == bytes.count + 25 && Array(scaled.prefix(bytes.count)) == bytes)
         #expect(try PhotoBundle(decoding: scaled) == PhotoBundle(photo: photo, thumbnails: thumbs, scale: scale))
@@ -222,7 +222,7 @@ import Testing
         for k in 0 ..< 8 { nanScale[bytes.count + 9 + k] = 0xFF }
         #expect(refusal(nanScale) == .malformed("bundle scale"))
         #expect(PhotoBundle(photo: photo, thumbnails: thumbs,
-                            scale: .init(crossingX: 1, nanosecondsPerColumn: 0, compositeX: 0, compositeWidth: 10)).encoded() == nil)
+                            scale: PhotoScale(crossingX: 1, nanosecondsPerColumn: 0, compositeX: 0, compositeWidth: 10)).encoded() == nil)
     }
 
     @Test func frameStripRoundTripAndRefusals() throws {
