@@ -269,6 +269,18 @@ struct FrameStripCaptureTests {
 
 @Suite("Camera view tap")
 struct FramePreviewTests {
+    /// Runs `body` with frame `i` of a still picture of `scene` (its bars at 1 s),
+    /// stamped `i` × 10 ms.
+    static func withStillFrames(_ scene: BarScene, _ body: ((Int) -> FrameView) -> Void) {
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: scene.bufferSize)
+        defer { buffer.deallocate() }
+        scene.render(at: 1, into: buffer)
+        body { i in
+            FrameView(base: UnsafeRawPointer(buffer), width: scene.width, height: scene.height, bytesPerRow: scene.bytesPerRow,
+                      format: scene.format, sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: Int64(i) * 10_000_000))
+        }
+    }
+
     /// Offers frames of `scene` at 100 fps from `from` to `to` seconds.
     static func offer(_ scene: BarScene, _ preview: FramePreview, from: Double, to: Double, take: Bool = true) -> [FramePreview.Picture] {
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: scene.bufferSize)
@@ -317,50 +329,40 @@ struct FramePreviewTests {
     func bodies() {
         let scene = BarScene()
         let preview = FramePreview(frameWidth: scene.width, frameHeight: scene.height, bands: 2)
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: scene.bufferSize)
-        defer { buffer.deallocate() }
-        scene.render(at: 1, into: buffer)
-        func frame(_ i: Int) -> FrameView {
-            FrameView(base: UnsafeRawPointer(buffer), width: scene.width, height: scene.height, bytesPerRow: scene.bytesPerRow,
-                      format: scene.format, sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: Int64(i) * 10_000_000))
+        Self.withStillFrames(scene) { frame in
+            preview.watch(now: MonotonicInstant(nanoseconds: 0))
+            #expect(preview.offer(frame(0)), "the first frame starts a picture")
+            for k in 0..<10 { preview.addBody(left: k, top: 1, right: k + 10, bottom: 100, small: k == 1, vehicle: k == 2) }
+            #expect(!preview.offer(frame(1)), "the second band starts nothing")
+            let p = preview.take()
+            #expect(p?.bodies.count == FramePreview.maxBodies)
+            #expect(p?.bodies.first == FramePreview.Body(left: 0, top: 1, right: 10, bottom: 100, small: false, vehicle: false))
+            #expect(p?.bodies[1].small == true && p?.bodies[2].vehicle == true)
+            // The next picture starts with no bodies of its own.
+            #expect(preview.offer(frame(20)))
+            _ = preview.offer(frame(21))
+            #expect(preview.take()?.bodies.isEmpty == true)
         }
-        preview.watch(now: MonotonicInstant(nanoseconds: 0))
-        #expect(preview.offer(frame(0)), "the first frame starts a picture")
-        for k in 0..<10 { preview.addBody(left: k, top: 1, right: k + 10, bottom: 100, small: k == 1, vehicle: k == 2) }
-        #expect(!preview.offer(frame(1)), "the second band starts nothing")
-        let p = preview.take()
-        #expect(p?.bodies.count == FramePreview.maxBodies)
-        #expect(p?.bodies.first == FramePreview.Body(left: 0, top: 1, right: 10, bottom: 100, small: false, vehicle: false))
-        #expect(p?.bodies[1].small == true && p?.bodies[2].vehicle == true)
-        // The next picture starts with no bodies of its own.
-        #expect(preview.offer(frame(20)))
-        _ = preview.offer(frame(21))
-        #expect(preview.take()?.bodies.isEmpty == true)
     }
 
     @Test("a new band count (the camera's rate changed) starts with the next picture, not within one")
     func bandsChangeBetweenPictures() {
         let scene = BarScene()
         let preview = FramePreview(frameWidth: scene.width, frameHeight: scene.height, bands: 3)
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: scene.bufferSize)
-        defer { buffer.deallocate() }
-        scene.render(at: 1, into: buffer)
-        func frame(_ i: Int) -> FrameView {
-            FrameView(base: UnsafeRawPointer(buffer), width: scene.width, height: scene.height, bytesPerRow: scene.bytesPerRow,
-                      format: scene.format, sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: Int64(i) * 10_000_000))
+        Self.withStillFrames(scene) { frame in
+            preview.watch(now: MonotonicInstant(nanoseconds: 0))
+            #expect(preview.offer(frame(0)))
+            preview.setBands(2)
+            // The picture begun in three bands ends after its third frame.
+            _ = preview.offer(frame(1))
+            #expect(preview.take() == nil && preview.bands == 3)
+            _ = preview.offer(frame(2))
+            #expect(preview.take() != nil)
+            // The next one takes two.
+            #expect(preview.offer(frame(20)) && preview.bands == 2)
+            _ = preview.offer(frame(21))
+            #expect(preview.take() != nil && preview.copied == 2)
         }
-        preview.watch(now: MonotonicInstant(nanoseconds: 0))
-        #expect(preview.offer(frame(0)))
-        preview.setBands(2)
-        // The picture begun in three bands ends after its third frame.
-        _ = preview.offer(frame(1))
-        #expect(preview.take() == nil && preview.bands == 3)
-        _ = preview.offer(frame(2))
-        #expect(preview.take() != nil)
-        // The next one takes two.
-        #expect(preview.offer(frame(20)) && preview.bands == 2)
-        _ = preview.offer(frame(21))
-        #expect(preview.take() != nil && preview.copied == 2)
     }
 
     @Test("bands: as many as frames come in 200 ms, 1 to 16")
