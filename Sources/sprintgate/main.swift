@@ -16,9 +16,10 @@ struct SprintGate: ParsableCommand {
         subcommands: [RunCommand.self, StatusCommand.self, SelfTestCommand.self, RecordCommand.self, DemoCommand.self, ReplayCommand.self, EvaluateCommand.self, SynthCommand.self, RegressCommand.self, CalcCommand.self, ExportCommand.self])
 }
 
-/// Prints a one-line error and exits with status 2 (bad input), never a crash.
+/// Prints a one-line error and exits with status 2 (bad input), never a crash. In the
+/// journal the line carries priority 3 (err), so `journalctl -p err` shows it.
 func fail(_ message: String) -> Never {
-    var line = "error: \(message)\n"
+    var line = "\(JournalLogHandler.standardErrorIsJournal() ? "<3>" : "")error: \(message)\n"
     line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     exit(2)
 }

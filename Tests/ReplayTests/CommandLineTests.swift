@@ -199,6 +199,13 @@ struct JournalLogTests {
     /// that file's device and inode as systemd would, otherwise to some other file's.
     func demoLog(journal: Bool) throws -> [Substring] {
         let dir = ScratchDirectory()
+        return try stderrLines(["demo", "--web", "\(Int.random(in: 30_000...39_999))", "--ntp-port", "0", "--fps", "30",
+                                "--seconds", "1", "--state-dir", dir.file("state")], journal: journal, status: 0)
+    }
+
+    /// Standard error of `sprintgate args`, which must exit with `status`.
+    func stderrLines(_ args: [String], journal: Bool, status: Int32) throws -> [Substring] {
+        let dir = ScratchDirectory()
         let path = dir.file("stderr")
         FileManager.default.createFile(atPath: path, contents: nil)
         let err = try #require(FileHandle(forWritingAtPath: path))
@@ -207,8 +214,7 @@ struct JournalLogTests {
         let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
-        p.arguments = ["demo", "--web", "\(Int.random(in: 30_000...39_999))", "--ntp-port", "0", "--fps", "30",
-                       "--seconds", "1", "--state-dir", dir.file("state")]
+        p.arguments = args
         var env = ProcessInfo.processInfo.environment
         env["JOURNAL_STREAM"] = "\(st.st_dev):\(st.st_ino)"
         p.environment = env
@@ -217,7 +223,7 @@ struct JournalLogTests {
         try p.run()
         _ = (p.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        #expect(p.terminationStatus == status)
         return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
     }
 
@@ -231,6 +237,19 @@ struct JournalLogTests {
         #expect(lines.contains { $0.hasPrefix("<5>notice sprintgate") }, "\(lines)")
         let other = try demoLog(journal: false)
         #expect(!other.isEmpty && other.allSatisfy { !$0.hasPrefix("<") }, "\(other)")
+    }
+
+    @Test("a bad settings file is an error at priority err under the journal, a plain error line elsewhere")
+    func badInputPriority() throws {
+        let dir = ScratchDirectory()
+        let config = dir.file("gate.toml")
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        try "board = \"\(repo.path)/boards/generic-usb.toml\"\n[gate]\nstart_typ = \"flying\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let journal = try stderrLines(["status", "--config", config], journal: true, status: 2)
+        #expect(journal.count == 1 && journal[0].hasPrefix("<3>error: \(config): gate.start_typ: unknown key"), "\(journal)")
+        let plain = try stderrLines(["status", "--config", config], journal: false, status: 2)
+        #expect(plain.count == 1 && plain[0].hasPrefix("error: \(config): gate.start_typ"), "\(plain)")
     }
 }
 
