@@ -90,6 +90,18 @@ let package = Package(
             name: "Calculators",
             swiftSettings: strictSettings
         ),
+        // Archery scoring: target faces, the line-cutter rule, score cards. No Foundation.
+        .target(
+            name: "Archery",
+            swiftSettings: strictSettings
+        ),
+        // Delayed video: the frame tap, the RAM ring of compressed packets, marks and clip
+        // windows, the memory budget. No Foundation.
+        .target(
+            name: "VideoDelay",
+            dependencies: ["GateCore"],
+            swiftSettings: strictSettings
+        ),
         // Results, athletes and history in SQLite (GRDB, WAL), written on its own thread.
         .target(
             name: "SQLiteStore",
@@ -199,6 +211,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "PhotoFinishTests", dependencies: ["GateCore", "PhotoFinish", "CMallocCounter"], swiftSettings: strictSettings),
+        .testTarget(name: "ArcheryTests", dependencies: ["Archery"], swiftSettings: strictSettings),
+        .testTarget(name: "VideoDelayTests", dependencies: ["GateCore", "VideoDelay", "CMallocCounter"], swiftSettings: strictSettings),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
         .testTarget(
