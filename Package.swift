@@ -102,6 +102,12 @@ let package = Package(
             dependencies: ["GateCore"],
             swiftSettings: strictSettings
         ),
+        // H.264 encoding, decoding, MP4 files and reading uploads with FFmpeg's libraries.
+        .target(
+            name: "FFmpegVideo",
+            dependencies: ["GateCore", "CFFmpeg"],
+            swiftSettings: strictSettings
+        ),
         // Results, athletes and history in SQLite (GRDB, WAL), written on its own thread.
         .target(
             name: "SQLiteStore",
@@ -133,6 +139,8 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // epoll, eventfd and timerfd for the event loop.
         .target(name: "CLinuxSys"),
@@ -213,6 +221,11 @@ let package = Package(
         .testTarget(name: "PhotoFinishTests", dependencies: ["GateCore", "PhotoFinish", "CMallocCounter"], swiftSettings: strictSettings),
         .testTarget(name: "ArcheryTests", dependencies: ["Archery"], swiftSettings: strictSettings),
         .testTarget(name: "VideoDelayTests", dependencies: ["GateCore", "VideoDelay", "CMallocCounter"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "FFmpegVideoTests",
+            dependencies: ["GateCore", "GateSim", "VideoDelay", "FFmpegVideo"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
         .testTarget(
