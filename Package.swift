@@ -108,6 +108,12 @@ let package = Package(
             dependencies: ["GateCore", "CFFmpeg"],
             swiftSettings: strictSettings
         ),
+        // The video thread: the tap's frames into the ring, the delayed view, clips on disk.
+        .target(
+            name: "VideoService",
+            dependencies: ["GateCore", "VideoDelay", "FFmpegVideo", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
         // Results, athletes and history in SQLite (GRDB, WAL), written on its own thread.
         .target(
             name: "SQLiteStore",
@@ -223,7 +229,7 @@ let package = Package(
         .testTarget(name: "VideoDelayTests", dependencies: ["GateCore", "VideoDelay", "CMallocCounter"], swiftSettings: strictSettings),
         .testTarget(
             name: "FFmpegVideoTests",
-            dependencies: ["GateCore", "GateSim", "VideoDelay", "FFmpegVideo"],
+            dependencies: ["GateCore", "GateSim", "VideoDelay", "FFmpegVideo", "VideoService", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),

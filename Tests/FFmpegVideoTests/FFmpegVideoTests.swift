@@ -295,3 +295,22 @@ struct FFmpegVideoTests {
         #expect(quality >= 35)
     }
 }
+
+@Suite("JPEG pictures")
+struct JPEGPictureTests {
+    @Test("decoded pictures encode to colour JPEG scaled to the width asked, picture after picture")
+    func jpeg() throws {
+        let scene = MovingScene(width: 320, height: 240, fps: 30)
+        let ring = PacketRing(byteCapacity: 16 << 20, packetCapacity: 1000)
+        let encoder = try FFmpegVideoTests().encode(scene, count: 5, into: ring)
+        let decoder = try VideoDecoder(try encoder.parameters())
+        let jpeg = try JPEGPictureEncoder(maxWidth: 160)
+        var files: [[UInt8]] = []
+        for n in ring.first..<ring.end {
+            try decoder.decode(ring.bytes(n)) { files.append(try jpeg.encode($0)) }
+        }
+        #expect(files.count == 5)
+        #expect(jpeg.width == 160 && jpeg.height == 120)
+        for f in files { #expect(Array(f.prefix(2)) == [0xFF, 0xD8] && Array(f.suffix(2)) == [0xFF, 0xD9]) }
+    }
+}

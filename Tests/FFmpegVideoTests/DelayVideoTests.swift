@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// The video thread end to end on a manual clock: frames through the tap, the delayed view,
+// a mark cut into an MP4 with its thumbnail, a quick save, and the library on disk.
+
+import FFmpegVideo
+import Foundation
+import GateCore
+import Logging
+import Synchronization
+import Testing
+import VideoDelay
+import VideoService
+
+/// A clock the test moves.
+final class TestClock: Sendable {
+    private let ns = Atomic<Int64>(0)
+    func set(_ t: MonotonicInstant) { ns.store(t.nanoseconds, ordering: .relaxed) }
+    var now: MonotonicInstant { MonotonicInstant(nanoseconds: ns.load(ordering: .relaxed)) }
+}
+
+/// Waits up to `seconds` of real time for `condition`.
+func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(1_000)
+    }
+    return condition()
+}
+
+@Suite("Delay video thread", .serialized)
+struct DelayVideoTests {
+    @Test("10 s of frames: the delayed view shows the frame 1 s old, a mark cuts the 2 s before it and 0.5 s after, a quick save keeps the buffer, the library survives a restart")
+    func session() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scene = MovingScene(width: 320, height: 240, fps: 30)
+        let clock = TestClock()
+        clock.set(scene.time(0))
+        let library = try ClipLibrary(directory: dir + "/video")
+        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
+                                      roll: try RollSetting(preRollSeconds: 2, postRollSeconds: 0.5), availableMemory: 64 << 20,
+                                      viewMaxWidth: 160)
+        let video = DelayVideo(config: config, library: library, clock: { clock.now }, log: Logger(label: "test"))
+        video.start()
+        defer { video.stop() }
+        var mark: Mark?
+        var delayedChecked = 0
+        // The newest frame captured at or before `t` (frames are 33 333 333 ns apart, so the
+        // frame 30 back is 10 ns short of a second old and the one before it is due).
+        func due(_ t: MonotonicInstant) -> Int { (0..<300).last { scene.time($0) <= t }! }
+        for i in 0..<300 {
+            clock.set(scene.time(i))
+            let luma = scene.luma(i)
+            luma.withUnsafeBytes { p in
+                let view = FrameView(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: 320, format: .gray8,
+                                     sequence: UInt64(i), timestamp: scene.time(i))
+                #expect(video.tap.offer(view))
+            }
+            #expect(eventually { video.status.framesEncoded == UInt64(i + 1) }, "frame \(i) not encoded")
+            video.watch()
+            if i >= 40 && i % 10 == 0 {
+                // The view shows the newest frame captured at least 1 s before now.
+                let expected = UInt64(due(scene.time(i) - .seconds(1)))
+                #expect(expected == UInt64(i - 31))
+                #expect(eventually { video.latest?.sequence == expected }, "frame \(i): shows \(String(describing: video.latest?.sequence))")
+                #expect(video.latest?.width == 160 && video.latest?.height == 120)
+                delayedChecked += 1
+            }
+            if i == 150 { mark = video.mark() }
+        }
+        #expect(delayedChecked == 26)
+        // The coach marked at frame 150 what the delayed view showed then: 1 s earlier.
+        let m = try #require(mark)
+        #expect(m.time == scene.time(150) - .seconds(1))
+        let markFrame = due(m.time)
+        let firstFrame = (0..<300).first { scene.time($0) >= m.time - .seconds(2) }!
+        let lastFrame = due(m.time + .milliseconds(500))
+        #expect((markFrame, firstFrame, lastFrame) == (119, 60, 134))
+        #expect(eventually { video.status.clipsSaved == 1 })
+        let jpeg = try #require(video.latest?.jpeg)
+        #expect(Array(jpeg.prefix(2)) == [0xFF, 0xD8])
+
+        video.quickSave()
+        #expect(eventually { video.status.clipsSaved == 2 })
+        video.endSession()
+        #expect(eventually { video.status.session == nil })
+        let saved = video.takeSavedClips()
+        #expect(saved.map(\.kind) == ["mark", "buffer"])
+        let clip = saved[0]
+        #expect(clip.index == 1 && clip.markSequence == UInt64(markFrame))
+        #expect(clip.startNs == scene.time(firstFrame).nanoseconds && clip.endNs == scene.time(lastFrame).nanoseconds)
+        #expect(clip.frames == 75 && !clip.truncatedStart)
+        #expect(video.status.framesDropped == 0 && video.status.clipsLost == 0)
+
+        // The clip decodes to the scene's frames 60…135; its thumbnail is the marked frame.
+        let file = try MediaFile(path: library.videoPath(clip))
+        var first = 0.0, count = 0
+        try file.readAll { p, _ in
+            if count == 0 { first = psnr(p, scene.luma(60), width: 320) }
+            count += 1
+        }
+        #expect(count == 75)
+        #expect(first >= 30)
+        let thumb = try Data(contentsOf: URL(fileURLWithPath: library.thumbnailPath(clip)))
+        #expect(Array(thumb.prefix(2)) == [0xFF, 0xD8])
+        // The quick save holds the whole ring: all 300 frames fit in 64 MB.
+        #expect(saved[1].frames == 300)
+
+        // A restart reads the session back; a clip interrupted by a power cut is cleared.
+        FileManager.default.createFile(atPath: dir + "/video/\(clip.session)/3.mp4.part", contents: Data([1, 2, 3]))
+        let reopened = try ClipLibrary(directory: dir + "/video")
+        #expect(reopened.sessions.count == 1)
+        #expect(reopened.sessions[0].endedAt != nil)
+        #expect(reopened.clips.map(\.id) == saved.map(\.id))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/video/\(clip.session)/3.mp4.part"))
+        #expect(reopened.storageBytes > saved[0].bytes)
+        // Deleting both clips of the ended session removes it.
+        #expect(reopened.delete(saved.map(\.id)) == 2)
+        #expect(reopened.sessions.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: library.videoPath(clip)))
+    }
+}
