@@ -46,7 +46,7 @@ let package = Package(
         // The timing policy: start types, laps, feedback; a state machine over ports' events.
         .target(
             name: "Engine",
-            dependencies: ["GateCore", "Detector", "PhotoFinish"],
+            dependencies: ["GateCore", "Detector", "PhotoFinish", "VideoDelay"],
             swiftSettings: strictSettings
         ),
         // Board and gate configuration files (TOML) decoded into typed values.
@@ -243,7 +243,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CoreTests", dependencies: ["GateCore"], swiftSettings: strictSettings),
-        .testTarget(name: "EngineTests", dependencies: ["GateCore", "Detector", "Engine", "GateSim", "CMallocCounter"], swiftSettings: strictSettings),
+        .testTarget(name: "EngineTests", dependencies: ["GateCore", "Detector", "Engine", "GateSim", "VideoDelay", "CMallocCounter"],
+                    swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests",
             dependencies: ["GateCore", "Detector", "GateSim", "CMallocCounter"],

@@ -6,6 +6,7 @@
 public import Detector
 public import GateCore
 public import PhotoFinish
+public import VideoDelay
 
 /// Counters of the loop, read by the stats line and the status page.
 public struct LoopStats: Sendable, Hashable {
@@ -46,6 +47,9 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     public var photoFinishObserver: ((PhotoFinishCapture) -> Void)?
     /// The page's camera view: offered every frame, copies a few a second while watched.
     public var preview: FramePreview?
+    /// The delayed video's tap: offered every frame, copied whole into a free slot for the
+    /// video thread, or dropped and counted when the video thread is behind.
+    public var videoTap: FrameTap?
     private var actions: [EngineAction] = []
     private var lineBuffer: [LineEvent] = []
     private var detection = DetectionSet()
@@ -100,6 +104,7 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
                     i += 1
                 }
             }
+            videoTap?.offer(view)
             camera.release(lease)
             lastStatus = detection.status
             if let c = detection.crossing {

@@ -8,6 +8,7 @@ import GateCore
 import GateSim
 import PhotoFinish
 import Testing
+import VideoDelay
 
 typealias SimLoop = GateLoop<ReplayFrameSource, FakeLines, RecordingBeeper>
 
@@ -176,6 +177,60 @@ extension GateLoopTests {
         #expect(allocations == 0, "\(allocations) allocations")
         #expect(pictures >= Int(Double(spec.frameCount) / spec.fps / 0.2) - 1, "\(pictures) pictures")
         #expect(withBodies >= 1, "the sprinter was never boxed; copied \(preview.copied), skipped \(preview.skipped), frames \(loop.stats.frames)")
+    }
+}
+
+extension GateLoopTests {
+    @Test("with the video tap on, a loop iteration allocates nothing, every frame reaches the tap whole, and the crossings and times are those without it (3 scenes)",
+          arguments: [("two-runners", 60.0, 1), ("sprint", 120.0, 0), ("sprint", 30.0, 2)])
+    func videoTap(scene: String, fps: Double, variant: Int) throws {
+        let spec = try #require(SceneCatalog.scene(scene, fps: fps, variant: variant))
+        let off = try runScene(spec, config: EngineConfig()) { loop, t in loop.command(.arm, now: t) }
+        // A tap with room for every frame, so nothing is dropped and each copy can be checked.
+        let tap = FrameTap(slots: spec.frameCount + 1, width: spec.width, height: spec.height, bytesPerRow: spec.width, format: .gray8)
+        let on = try runScene(spec, config: EngineConfig()) { loop, t in
+            loop.videoTap = tap
+            loop.command(.arm, now: t)
+        }
+        let crossings = { (events: [LoopEvent]) in events.compactMap { e -> String? in if case let .crossing(c) = e { return "\(c)" } else { return nil } } }
+        #expect(crossings(on.events) == crossings(off.events))
+        #expect(on.events.finishedTimes == off.events.finishedTimes)
+        #expect(on.stats.crossings == off.stats.crossings)
+        #expect(!crossings(off.events).isEmpty)
+        #expect(tap.copied == UInt64(spec.frameCount) && tap.dropped == 0)
+        let renderer = SceneRenderer(spec: spec)
+        var expected = [UInt8](repeating: 0, count: spec.width * spec.height)
+        for i in 0..<spec.frameCount {
+            let slot = try #require(tap.next())
+            #expect(slot.sequence == UInt64(i))
+            expected.withUnsafeMutableBufferPointer { renderer.render(frame: i, into: $0) }
+            if i % 17 == 0 { #expect(Array(slot.bytes) == expected, "frame \(i)") }
+            tap.release()
+        }
+
+        // Allocation: the loop with a small tap that fills up and drops.
+        var camera = BufferedFrames(spec: spec)
+        try camera.open()
+        let detector = PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height)
+        var loop = GateLoop(camera: camera, lines: NoLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: EngineConfig()))
+        let small = FrameTap(slots: 4, width: spec.width, height: spec.height, bytesPerRow: spec.width, format: .gray8)
+        loop.videoTap = small
+        loop.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+        loop.camera.readyUntil = MonotonicInstant(seconds: 1)
+        loop.iterate(now: MonotonicInstant(seconds: 1))
+        var allocations: Int64 = 0
+        for i in 1..<spec.frameCount {
+            let now = MonotonicInstant(seconds: 1 + Double(i) / spec.fps)
+            loop.camera.readyUntil = now
+            sprintgate_alloc_count_begin()
+            loop.iterate(now: now)
+            allocations += sprintgate_alloc_count_end()
+            // The video thread takes one frame in three.
+            if i % 3 == 0, small.next() != nil { small.release() }
+        }
+        #expect(allocations == 0, "\(allocations) allocations")
+        #expect(small.copied + small.dropped == UInt64(spec.frameCount))
+        #expect(small.dropped > 0)
     }
 }
 
