@@ -130,7 +130,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The page's files, embedded as byte arrays (`PackageResources`).
-            resources: [.embedInCode("web/index.html"), .embedInCode("web/app.css"), .embedInCode("web/app.js")],
+            resources: [.embedInCode("web/index.html"), .embedInCode("web/app.css"), .embedInCode("web/app.js"),
+                        .embedInCode("web/video.js")],
             swiftSettings: testableSettings
         ),
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.
@@ -169,7 +170,7 @@ let package = Package(
             name: "GateDaemon",
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
-                "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "SQLiteStore", "WebUI",
+                "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "SQLiteStore", "WebUI", "VideoDelay", "VideoService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -181,6 +182,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI", "GateDaemon",
+                "VideoDelay", "FFmpegVideo", "VideoService",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

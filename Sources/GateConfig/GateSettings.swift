@@ -32,6 +32,8 @@ public struct GateSettings: Sendable {
     public var rowReadout: Span
     /// The `[peers]` table: multi-gate racing, off when the table is absent.
     public var peers: PeerSettings?
+    /// The `[video]` table: the delay mode, off when the table is absent or not enabled.
+    public var video: VideoSettings?
 
     /// The detector settings for frames of `width` (the gate line defaults to the middle).
     public func detectorConfig(width: Int) -> DetectorConfig {
@@ -82,7 +84,7 @@ public struct GateSettings: Sendable {
             throw ConfigError(code: .syntax, file: file, keyPath: "", message: "\(error)")
         }
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers"])
+        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video"])
         source = file
         let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml, or \"auto\"")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
@@ -171,8 +173,60 @@ public struct GateSettings: Sendable {
             }
         }
         peers = try doc.table("peers").map { t throws(ConfigError) in try PeerSettings(t) }
+        video = try doc.table("video").map { t throws(ConfigError) in try VideoSettings(t) }.flatMap { $0.enabled ? $0 : nil }
         self.engine = engine
         if let problem = engine.validate() { throw doc.error(.invalidValue, "start", problem) }
+    }
+}
+
+/// The `[video]` table: the delay mode (delayed replay on the page, marks cut into clips).
+///
+/// ```toml
+/// [video]
+/// enabled = true
+/// delay_s = 5          # how far behind the camera the delayed view runs, 1 to 60 s
+/// pre_roll_s = 5       # a clip keeps this much before its mark, 0 to 60 s
+/// post_roll_s = 2      # and this much after it, 0 to 60 s
+/// encoder = "auto"     # "libx264", "h264_v4l2m2m" (the Pi 4's hardware encoder) or "auto"
+/// bitrate_kbps = 7700  # default: 0.14 bits a pixel a frame
+/// memory_mb = 2000     # at most this much RAM for the buffer (default: 70 % of what is free)
+/// ```
+public struct VideoSettings: Sendable, Hashable {
+    public var enabled = true
+    public var delaySeconds = 5.0
+    public var preRollSeconds = 5.0
+    public var postRollSeconds = 2.0
+    /// FFmpeg's encoder name, or nil for the board's choice (`auto`).
+    public var encoder: String?
+    public var bitrateKbps: Int?
+    public var memoryMB: Int?
+
+    public init() {}
+
+    init(_ t: TableReader) throws(ConfigError) {
+        try t.checkKeys(["enabled", "delay_s", "pre_roll_s", "post_roll_s", "encoder", "bitrate_kbps", "memory_mb"])
+        if let v = try t.bool("enabled", "true or false") { enabled = v }
+        if let v = try t.optionalNumber("delay_s", in: 1...60, unit: " s") { delaySeconds = v }
+        if let v = try t.optionalNumber("pre_roll_s", in: 0...60, unit: " s") { preRollSeconds = v }
+        if let v = try t.optionalNumber("post_roll_s", in: 0...60, unit: " s") { postRollSeconds = v }
+        guard preRollSeconds + postRollSeconds > 0 else {
+            throw t.error(.invalidValue, "post_roll_s", "pre_roll_s and post_roll_s are both 0: a clip would be empty")
+        }
+        if let e = try t.string("encoder", "one of auto, libx264, h264_v4l2m2m") {
+            guard ["auto", "libx264", "h264_v4l2m2m"].contains(e) else {
+                throw t.error(.notOneOf, "encoder", "\"\(e)\" is not one of auto, libx264, h264_v4l2m2m")
+            }
+            encoder = e == "auto" ? nil : e
+        }
+        bitrateKbps = try t.optionalInt("bitrate_kbps", in: 100...50_000)
+        memoryMB = try t.optionalInt("memory_mb", in: 16...65_536)
+    }
+
+    /// The encoder for a board (the device tree's model): the Raspberry Pi 4's hardware
+    /// encoder there, x264 elsewhere (the Pi 5 has no H.264 encoder).
+    public func encoder(forModel model: String?) -> String {
+        if let encoder { return encoder }
+        return (model ?? "").contains("Raspberry Pi 4") ? "h264_v4l2m2m" : "libx264"
     }
 }
 

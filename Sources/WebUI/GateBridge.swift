@@ -68,6 +68,8 @@ public final class GateBridge: Sendable {
     public let camera = CameraFeed()
     /// The settings as the loop runs them (the page's settings form).
     public let settings = SettingsCell()
+    /// The delayed video, when the gate runs it.
+    public let video = VideoDeskSlot()
     private let wake: @Sendable () -> Void
 
     /// Why: a person presses buttons a few times per second; 64 covers a burst from

@@ -39,5 +39,6 @@ enum WebAssets {
         WebAsset(path: "/index.html", contentType: "text/html; charset=utf-8", bytes: PackageResources.index_html),
         WebAsset(path: "/app.css", contentType: "text/css; charset=utf-8", bytes: PackageResources.app_css),
         WebAsset(path: "/app.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.app_js),
+        WebAsset(path: "/video.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.video_js),
     ]
 }

@@ -240,6 +240,7 @@ public struct WebServer: Sendable {
             return r
         }
         CalculatorRoutes.add(to: router)
+        addVideoRoutes(to: router)
 
         // Control: PIN.
         router.post("/api/pin") { request, context in

@@ -10,6 +10,8 @@ import GateDaemon
 import GateSim
 import LinuxHardware
 import Logging
+import VideoDelay
+import VideoService
 import WebUI
 
 struct DemoCommand: ParsableCommand {
@@ -80,6 +82,9 @@ struct DemoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --web: a stand-in athlete holds the start button from the start of each pass and lets go this many seconds into it (0.1...10), for button-release starts.", valueName: "seconds"))
     var buttonRelease: Double?
 
+    @Option(help: ArgumentHelp("With --web --lone-gate: run the delay mode on the clip too, its delayed view this many seconds behind (1...60); clips go to the state directory.", valueName: "seconds"))
+    var videoDelay: Double?
+
     @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
 
@@ -90,6 +95,7 @@ struct DemoCommand: ParsableCommand {
             if let s = seconds, !(s > 0) { fail("--seconds must be positive") }
             if let b = buttonRelease, !(0.1...10).contains(b) { fail("--button-release \(b) is outside 0.1...10 s") }
             if let p = passPhase, !(0...60).contains(p) { fail("--pass-phase \(p) is outside 0...60 s") }
+            if let d = videoDelay, !DelaySetting.range.contains(d) { fail("--video-delay \(d) is outside 1...60 s") }
             if loneGate || passPhase != nil || buttonRelease != nil || peers.givesGateOptions {
                 try runLive(port: port)
             } else {
@@ -267,6 +273,13 @@ extension DemoCommand {
         _ = web.installCameraView(on: &loop, width: spec.width, height: spec.height, fps: spec.fps,
                                    gateX: detectorConfig(for: spec).gateX)
         web.cameraOpened(&loop, fps: spec.fps)
+        var video: DelayVideo?
+        if let videoDelay {
+            let config = DelayVideoConfig(width: spec.width, height: spec.height, fps: spec.fps, delay: try DelaySetting(seconds: videoDelay),
+                                          roll: try RollSetting(preRollSeconds: 2, postRollSeconds: 1),
+                                          availableMemory: min(WebGate.availableMemory() ?? (256 << 20), 256 << 20))
+            video = try web.installDelayVideo(on: &loop, config: config, stateDirectory: stateDir)
+        }
         // The clip stands in for the camera: its exposure is what the camera would report.
         web.setExposure(.seconds(spec.exposure))
         let t0 = Sys.monotonicNow()
@@ -336,6 +349,7 @@ extension DemoCommand {
             services.afterFrames(loop, now: now, camera: loop.camera.state == .closed ? .streaming : loop.camera.state, mode: mode)
         }
         let linkSummary = services.stop()
+        video?.stop()
         let s = loop.stats
         print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "
             + "\(lateWakeups) late wake-ups of \(iterations), worst latency \(ClipCrossing.fixed(Double(s.worstFrameLatencyNs) / 1e6, 2)) ms, "

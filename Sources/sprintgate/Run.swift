@@ -4,6 +4,7 @@
 import ArgumentParser
 import Detector
 import Engine
+import FFmpegVideo
 import Foundation
 import GateConfig
 import GateCore
@@ -12,6 +13,8 @@ import GateSim
 import LinuxHardware
 import Logging
 import SQLiteStore
+import VideoDelay
+import VideoService
 import WebUI
 
 struct RunCommand: ParsableCommand {
@@ -167,6 +170,23 @@ struct RunCommand: ParsableCommand {
                                     gateX: settings.detectorConfig(width: width).gateX)
         web?.setExposure(loop.camera.exposure)
         web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? Double(board.camera.fps))
+        var video: DelayVideo?
+        if let v = settings.video {
+            if let web {
+                let fps = Double(board.camera.fps)
+                let encoder = H264EncoderKind(rawValue: v.encoder(forModel: GateSettings.deviceModel())) ?? .x264
+                let rate = v.bitrateKbps.map { $0 * 1000 } ?? VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)
+                let budget = BufferBudget(availableBytes: WebGate.availableMemory() ?? (256 << 20), bitsPerSecond: rate, fps: fps,
+                                          limitBytes: v.memoryMB.map { $0 << 20 })
+                let config = DelayVideoConfig(width: width, height: height, fps: fps, bitsPerSecond: rate, encoder: encoder,
+                                              delay: try DelaySetting(seconds: v.delaySeconds),
+                                              roll: try RollSetting(preRollSeconds: v.preRollSeconds, postRollSeconds: v.postRollSeconds),
+                                              budget: budget)
+                video = try web.installDelayVideo(on: &loop, config: config, stateDirectory: settings.stateDirectory)
+            } else {
+                log.warning("[video] is enabled but the page is off (--web-port 0): the delayed view needs the page; video stays off")
+            }
+        }
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in
@@ -323,6 +343,7 @@ struct RunCommand: ParsableCommand {
         }
         loop.camera.close()
         if let summary = services.stop() { log.notice("\(summary)") }
+        video?.stop()
         writeStopped(phase: "\(loop.engine.persistentState)")
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
     }

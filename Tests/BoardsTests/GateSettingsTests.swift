@@ -77,6 +77,11 @@ struct GateSettingsTests {
         ("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"gate\"\nhost = \"10.0.0\"", "peers.host", "IPv4"),
         ("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"host\"\nhost = \"10.0.0.1\"", "peers.host", "only a gate"),
         ("[peers]\npairing_code = \"TRACK-2024\"\nrole = \"gate\"\npeer_port = 1", "peers.peer_port", "unknown key"),
+        ("[video]\ndelay_s = 90", "video.delay_s", "out of range"),
+        ("[video]\ndelay = 5", "video.delay", "unknown key"),
+        ("[video]\npre_roll_s = 0\npost_roll_s = 0", "video.post_roll_s", "a clip would be empty"),
+        ("[video]\nencoder = \"h265\"", "video.encoder", "auto, libx264, h264_v4l2m2m"),
+        ("[video]\nbitrate_kbps = 10", "video.bitrate_kbps", "out of range"),
     ])
     func mistakes(body: String, key: String, allowed: String) {
         do {
@@ -86,6 +91,21 @@ struct GateSettingsTests {
             #expect(error.description.hasPrefix("gate.toml: \(key): "), "\(error.description)")
             #expect(error.description.contains(allowed), "\(error.description)")
         }
+    }
+
+    @Test("[video]: off without it or when not enabled; its delay, rolls and limits; the encoder follows the board")
+    func video() throws {
+        #expect(try settings("").video == nil)
+        #expect(try settings("[video]\nenabled = false\ndelay_s = 10").video == nil)
+        let v = try #require(try settings("[video]\ndelay_s = 8\npre_roll_s = 5\npost_roll_s = 0\nbitrate_kbps = 4000\nmemory_mb = 512").video)
+        #expect(v.delaySeconds == 8 && v.preRollSeconds == 5 && v.postRollSeconds == 0)
+        #expect(v.bitrateKbps == 4000 && v.memoryMB == 512)
+        #expect(v.encoder(forModel: "Raspberry Pi 4 Model B Rev 1.4") == "h264_v4l2m2m")
+        #expect(v.encoder(forModel: "Raspberry Pi 5 Model B Rev 1.0") == "libx264")
+        #expect(v.encoder(forModel: nil) == "libx264")
+        let chosen = try #require(try settings("[video]\nencoder = \"libx264\"").video)
+        #expect(chosen.encoder(forModel: "Raspberry Pi 4 Model B Rev 1.4") == "libx264")
+        #expect(chosen.delaySeconds == 5 && chosen.preRollSeconds == 5 && chosen.postRollSeconds == 2)
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// The delay mode on a gate: the loop's video tap, the video thread, and the page's routes.
+
+public import Engine
+import Foundation
+public import GateCore
+import LinuxHardware
+import Logging
+import VideoDelay
+public import VideoService
+import WebUI
+
+/// The page's view of the video thread.
+final class DelayVideoDesk: VideoDesk {
+    let video: DelayVideo
+    init(video: DelayVideo) { self.video = video }
+
+    func watch() { video.watch() }
+
+    func latest() -> VideoPicture? {
+        video.latest.map { VideoPicture(jpeg: $0.jpeg, width: $0.width, height: $0.height, sequence: $0.sequence, timeNs: $0.time.nanoseconds) }
+    }
+
+    func status() -> VideoStatusView {
+        let s = video.status
+        return VideoStatusView(encoder: s.encoder, width: s.width, height: s.height, fps: s.fps, delaySeconds: s.delaySeconds,
+                               preRollSeconds: s.preRollSeconds, postRollSeconds: s.postRollSeconds, framesIn: s.framesIn,
+                               framesDropped: s.framesDropped, bufferSeconds: s.bufferSeconds, bufferSummary: s.bufferSummary,
+                               session: s.session, marksPending: s.marksPending, clipsSaved: s.clipsSaved, clipsLost: s.clipsLost,
+                               storageBytes: video.library.storageBytes, problem: s.problem)
+    }
+
+    func set(delaySeconds: Double?, preRollSeconds: Double?, postRollSeconds: Double?) throws(VideoDeskError) {
+        let s = video.status
+        do {
+            let delay = try delaySeconds.map { v throws(VideoSettingError) in try DelaySetting(seconds: v) }
+            let roll = try RollSetting(preRollSeconds: preRollSeconds ?? s.preRollSeconds, postRollSeconds: postRollSeconds ?? s.postRollSeconds)
+            if let delay { video.setDelay(delay) }
+            video.setRoll(roll)
+        } catch {
+            let field = error.description.hasPrefix("delay") ? "delay" : error.description.hasPrefix("post") ? "postRoll" : "preRoll"
+            throw VideoDeskError(field: field, reason: error.description)
+        }
+    }
+
+    func mark() -> Int64 { video.mark().time.nanoseconds }
+    func startSession() { video.startSession() }
+    func endSession() { video.endSession() }
+    func quickSave() { video.quickSave() }
+
+    func sessions() -> [VideoSessionView] {
+        video.library.sessions.reversed().map { s in
+            VideoSessionView(id: s.id, startedAt: s.startedAt, endedAt: s.endedAt, delaySeconds: s.delaySeconds, clips: s.clips.map {
+                VideoClipView(id: $0.id, session: $0.session, index: $0.index, kind: $0.kind, seconds: $0.seconds, frames: $0.frames,
+                              bytes: $0.bytes, truncatedStart: $0.truncatedStart, savedAt: $0.savedAt)
+            })
+        }
+    }
+
+    func files(clip id: String) -> (video: String, thumbnail: String)? {
+        guard let c = video.library.clip(id) else { return nil }
+        return (video.library.videoPath(c), video.library.thumbnailPath(c))
+    }
+
+    func delete(clips ids: [String]) -> Int { video.library.delete(ids) }
+}
+
+extension WebGate {
+    /// Starts the delay mode on `loop`'s frames: clips under `STATE_DIR/video`, the page's
+    /// video routes connected. Returns the video thread (stop it before exit so clips
+    /// waiting for their post-roll are cut).
+    public func installDelayVideo<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        on loop: inout GateLoop<C, L, S>, config: DelayVideoConfig, stateDirectory: String) throws -> DelayVideo {
+        let library: ClipLibrary
+        do { library = try ClipLibrary(directory: stateDirectory + "/video") } catch {
+            throw WebGateError(description: error.description)
+        }
+        let video = DelayVideo(config: config, library: library, clock: { Sys.monotonicNow() }, log: Logger(label: "sprintgate.video"))
+        loop.videoTap = video.tap
+        video.start()
+        bridge.video.connect(DelayVideoDesk(video: video))
+        return video
+    }
+
+    /// Memory available to the ring now (`MemAvailable`), or nil when it cannot be read.
+    public static func availableMemory() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8) else { return nil }
+        return BufferBudget.memAvailable(meminfo: text)
+    }
+}

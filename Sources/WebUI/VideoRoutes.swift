@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// The delay mode's routes: the delayed picture, settings, marks, sessions and clips.
+
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+extension WebServer {
+    /// The gate's delay mode; 404 saying how to turn it on when the gate runs without it.
+    func videoDesk() throws -> any VideoDesk {
+        guard let d = bridge.video.current else {
+            throw APIError(.notFound, field: "video",
+                           reason: "delayed video is off on this gate: set [video] enabled = true in the settings file and restart it")
+        }
+        return d
+    }
+
+    func addVideoRoutes(to router: Router<WebContext>) {
+        let s = self
+        router.get("/api/video") { _, _ in
+            try s.json(try s.videoDesk().status())
+        }
+        // The delayed view. `after=T` waits up to a second for a picture captured after T
+        // (the `X-Frame-Time-Ns` of the last one shown), so a page that asks again as soon
+        // as it has one always gets the newest due picture and never a queue of old ones.
+        // Why time, not the frame number: a camera's numbering restarts when it reopens.
+        router.get("/api/video/delayed.jpg") { request, _ in
+            let desk = try s.videoDesk()
+            desk.watch()
+            let after = request.uri.queryParameters["after"].flatMap { Int64($0) }
+            var picture = desk.latest()
+            if let after {
+                var waited = 0
+                // Why 2 ms: a picture is sent within 2 ms of being ready, far below a frame.
+                while (picture?.timeNs ?? .min) <= after && waited < 500 {
+                    try await Task.sleep(for: .milliseconds(2))
+                    waited += 1
+                    if waited % 100 == 0 { desk.watch() }
+                    picture = desk.latest()
+                }
+            }
+            guard let p = picture else {
+                throw APIError(.serviceUnavailable, field: "video",
+                               reason: "no delayed picture yet: the view starts once the delay has passed since the camera started")
+            }
+            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store",
+                                                   HTTPField.Name("X-Frame-Sequence")!: String(p.sequence),
+                                                   HTTPField.Name("X-Frame-Time-Ns")!: String(p.timeNs)],
+                            body: .init(byteBuffer: ByteBuffer(bytes: p.jpeg)))
+        }
+        router.put("/api/video/settings") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            func seconds(_ key: String) throws -> Double? {
+                guard let v = body[key], !(v is NSNull) else { return nil }
+                guard let n = v as? Double ?? (v as? Int).map(Double.init) else { throw APIError.invalid(key, "must be a number of seconds") }
+                return n
+            }
+            let (delay, pre, post) = (try seconds("delay"), try seconds("preRoll"), try seconds("postRoll"))
+            guard delay != nil || pre != nil || post != nil else {
+                throw APIError.invalid("body", "give delay, preRoll or postRoll in seconds")
+            }
+            do { try s.videoDesk().set(delaySeconds: delay, preRollSeconds: pre, postRollSeconds: post) } catch let e as VideoDeskError {
+                throw APIError.invalid(e.field, e.reason)
+            }
+            return try s.json(try s.videoDesk().status())
+        }
+        router.post("/api/video/mark") { request, context in
+            try s.requirePIN(request, context)
+            let t = try s.videoDesk().mark()
+            return try s.json(["markNs": t], status: .accepted)
+        }
+        let actions: [(String, @Sendable (any VideoDesk) -> Void)] = [
+            ("/api/video/session/start", { $0.startSession() }),
+            ("/api/video/session/stop", { $0.endSession() }),
+            ("/api/video/quick-save", { $0.quickSave() }),
+        ]
+        for (path, action) in actions {
+            router.post(RouterPath(path)) { request, context in
+                try s.requirePIN(request, context)
+                let desk = try s.videoDesk()
+                action(desk)
+                return try s.json(desk.status(), status: .accepted)
+            }
+        }
+        router.get("/api/video/sessions") { _, _ in
+            try s.json(try s.videoDesk().sessions())
+        }
+        // A clip: `ID.mp4` (byte ranges for the player's seeking; `?download=1` saves it) or
+        // `ID.jpg`, its thumbnail.
+        router.get("/api/video/clips/:file") { request, context in
+            let desk = try s.videoDesk()
+            let file = context.parameters.get("file") ?? ""
+            let isVideo = file.hasSuffix(".mp4")
+            guard isVideo || file.hasSuffix(".jpg") else { throw APIError.invalid("file", "must be a clip id followed by .mp4 or .jpg") }
+            let id = String(file.dropLast(4))
+            guard let paths = desk.files(clip: id) else { throw APIError(.notFound, field: "file", reason: "no clip \(id)") }
+            let path = isVideo ? paths.video : paths.thumbnail
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 else {
+                throw APIError(.notFound, field: "file", reason: "clip \(id) has no \(isVideo ? "video" : "thumbnail") file")
+            }
+            var headers: HTTPFields = [.contentType: isVideo ? "video/mp4" : "image/jpeg", .cacheControl: "private, max-age=86400",
+                                       .acceptRanges: "bytes"]
+            if request.uri.queryParameters["download"] != nil {
+                headers[.contentDisposition] = "attachment; filename=\"sprintgate-\(id).\(isVideo ? "mp4" : "jpg")\""
+            }
+            let io = FileIO()
+            if let range = request.headers[.range], let r = Self.byteRange(range, size: size) {
+                headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(size)"
+                headers[.contentLength] = String(r.count)
+                return Response(status: .partialContent, headers: headers, body: try await io.loadFile(path: path, range: r, context: context))
+            }
+            headers[.contentLength] = String(size)
+            return Response(status: .ok, headers: headers, body: try await io.loadFile(path: path, context: context))
+        }
+        router.delete("/api/video/clips") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            guard let ids = body["ids"] as? [String], !ids.isEmpty, ids.count <= 1000 else {
+                throw APIError.invalid("ids", "a list of 1 to 1000 clip ids is required")
+            }
+            let desk = try s.videoDesk()
+            return try s.json(["deleted": desk.delete(clips: ids), "storageBytes": desk.status().storageBytes])
+        }
+    }
+
+    /// The one range of a `Range: bytes=a-b` header (`a-`, `-n` too) within a file of
+    /// `size` bytes; nil for anything else (the whole file is sent).
+    static func byteRange(_ header: String, size: Int) -> ClosedRange<Int>? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let spec = header.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard spec.count == 2 else { return nil }
+        let (a, b) = (Int(spec[0]), Int(spec[1]))
+        switch (a, b) {
+        case let (a?, b?) where a <= b && a < size: return a...min(b, size - 1)
+        case let (a?, nil) where spec[1].isEmpty && a < size: return a...(size - 1)
+        case let (nil, n?) where spec[0].isEmpty && n > 0: return max(0, size - n)...(size - 1)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// The delay mode's routes over a stand-in desk: what needs the PIN, refusals by field, the
+// delayed picture's wait for a newer one, clip files with byte ranges, and batch delete.
+
+import Foundation
+import GateCore
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+@testable import WebUI
+
+/// A desk that records what the routes ask and serves files from a directory.
+final class StandInVideoDesk: VideoDesk {
+    struct State {
+        var watched = 0
+        var marks = 0
+        var picture: VideoPicture?
+        var delay = 5.0, pre = 5.0, post = 2.0
+        var calls: [String] = []
+        var clips: [VideoClipView] = []
+    }
+    let state = Mutex(State())
+    let directory: String
+    init(directory: String) { self.directory = directory }
+
+    func watch() { state.withLock { $0.watched += 1 } }
+    func latest() -> VideoPicture? { state.withLock { $0.picture } }
+    func status() -> VideoStatusView {
+        state.withLock { s in
+            VideoStatusView(encoder: "libx264", width: 640, height: 480, fps: 60, delaySeconds: s.delay, preRollSeconds: s.pre,
+                            postRollSeconds: s.post, framesIn: 10, framesDropped: 0, bufferSeconds: 1, bufferSummary: "about 9 min at these settings",
+                            session: nil, marksPending: s.marks, clipsSaved: s.clips.count, clipsLost: 0, storageBytes: 1234, problem: nil)
+        }
+    }
+    func set(delaySeconds: Double?, preRollSeconds: Double?, postRollSeconds: Double?) throws(VideoDeskError) {
+        if let d = delaySeconds, !(1...60).contains(d) { throw VideoDeskError(field: "delay", reason: "delay \(d) s is outside 1–60 s") }
+        state.withLock { s in
+            if let d = delaySeconds { s.delay = d }
+            if let p = preRollSeconds { s.pre = p }
+            if let p = postRollSeconds { s.post = p }
+        }
+    }
+    func mark() -> Int64 { state.withLock { $0.marks += 1; return 42_000_000_000 } }
+    func startSession() { state.withLock { $0.calls.append("start") } }
+    func endSession() { state.withLock { $0.calls.append("stop") } }
+    func quickSave() { state.withLock { $0.calls.append("quick") } }
+    func sessions() -> [VideoSessionView] {
+        [VideoSessionView(id: "s1", startedAt: 1, endedAt: nil, delaySeconds: 5, clips: state.withLock { $0.clips })]
+    }
+    func files(clip id: String) -> (video: String, thumbnail: String)? {
+        state.withLock { $0.clips.contains { $0.id == id } } ? (directory + "/\(id).mp4", directory + "/\(id).jpg") : nil
+    }
+    func delete(clips ids: [String]) -> Int {
+        state.withLock { s in
+            let before = s.clips.count
+            s.clips.removeAll { ids.contains($0.id) }
+            return before - s.clips.count
+        }
+    }
+}
+
+@Suite("Video routes")
+struct VideoRouteTests {
+    @Test("without video every route says how to turn it on; with it, control needs the PIN and bad values are named")
+    func controls() async throws {
+        let f = Fixture()
+        let desk = StandInVideoDesk(directory: f.directory.path)
+        try await f.test { client in
+            try await client.execute(uri: "/api/video", method: .get) { r in
+                #expect(r.status == .notFound && r.errorField == "video")
+                #expect(r.text.contains("[video] enabled = true"))
+            }
+            f.bridge.video.connect(desk)
+            try await client.execute(uri: "/api/video", method: .get) { r in
+                #expect(r.status == .ok && r.json["bufferSummary"] as? String == "about 9 min at these settings")
+            }
+            try await client.execute(uri: "/api/video/mark", method: .post) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/api/video/mark", method: .post, headers: pinHeader) { r in
+                #expect(r.status == .accepted && r.json["markNs"] as? Int == 42_000_000_000)
+            }
+            try await client.execute(uri: "/api/video/settings", method: .put, headers: pinHeader, body: body("{\"delay\": 0.5}")) { r in
+                #expect(r.status == .badRequest && r.errorField == "delay")
+            }
+            try await client.execute(uri: "/api/video/settings", method: .put, headers: pinHeader, body: body("{\"preRoll\": \"five\"}")) { r in
+                #expect(r.status == .badRequest && r.errorField == "preRoll")
+            }
+            try await client.execute(uri: "/api/video/settings", method: .put, headers: pinHeader, body: body("{}")) { r in
+                #expect(r.status == .badRequest && r.errorField == "body")
+            }
+            try await client.execute(uri: "/api/video/settings", method: .put, headers: pinHeader, body: body("{\"delay\": 12, \"preRoll\": 5, \"postRoll\": 0}")) { r in
+                #expect(r.status == .ok && r.json["delaySeconds"] as? Double == 12 && r.json["postRollSeconds"] as? Double == 0)
+            }
+            for path in ["/api/video/session/start", "/api/video/quick-save", "/api/video/session/stop"] {
+                try await client.execute(uri: path, method: .post) { r in #expect(r.status == .unauthorized) }
+                try await client.execute(uri: path, method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+            }
+            #expect(desk.state.withLock { $0.calls } == ["start", "quick", "stop"])
+            #expect(desk.state.withLock { $0.marks } == 1)
+        }
+    }
+
+    @Test("the delayed picture: none yet is 503; `after` waits for a newer picture and returns it as soon as it is published")
+    func delayedPicture() async throws {
+        let f = Fixture()
+        let desk = StandInVideoDesk(directory: f.directory.path)
+        f.bridge.video.connect(desk)
+        try await f.test { client in
+            try await client.execute(uri: "/api/video/delayed.jpg", method: .get) { r in #expect(r.status == .serviceUnavailable) }
+            desk.state.withLock { $0.picture = VideoPicture(jpeg: tinyJPEG, width: 4, height: 4, sequence: 7, timeNs: 1_000) }
+            try await client.execute(uri: "/api/video/delayed.jpg?after=0", method: .get) { r in
+                #expect(r.status == .ok && r.headers[HTTPField.Name("X-Frame-Time-Ns")!] == "1000")
+                #expect(Array(r.body.readableBytesView) == tinyJPEG)
+            }
+            // Asking for a picture after 1000 ns waits until one is published.
+            let publisher = Task {
+                try await Task.sleep(for: .milliseconds(150))
+                desk.state.withLock { $0.picture = VideoPicture(jpeg: tinyJPEG, width: 4, height: 4, sequence: 8, timeNs: 2_000) }
+            }
+            try await client.execute(uri: "/api/video/delayed.jpg?after=1000", method: .get) { r in
+                #expect(r.status == .ok && r.headers[HTTPField.Name("X-Frame-Time-Ns")!] == "2000")
+            }
+            try await publisher.value
+            #expect(desk.state.withLock { $0.watched } >= 3)
+        }
+    }
+
+    @Test("clip files: the MP4 whole, in byte ranges and as a download, the thumbnail, unknown ids; batch delete")
+    func clipFiles() async throws {
+        let f = Fixture()
+        let desk = StandInVideoDesk(directory: f.directory.path)
+        let mp4 = (0..<1000).map { UInt8(truncatingIfNeeded: $0) }
+        try Data(mp4).write(to: URL(fileURLWithPath: f.directory.path + "/s1-1.mp4"))
+        try Data(tinyJPEG).write(to: URL(fileURLWithPath: f.directory.path + "/s1-1.jpg"))
+        desk.state.withLock {
+            $0.clips = [VideoClipView(id: "s1-1", session: "s1", index: 1, kind: "mark", seconds: 2, frames: 60, bytes: 1000,
+                                      truncatedStart: false, savedAt: 1),
+                        VideoClipView(id: "s1-2", session: "s1", index: 2, kind: "mark", seconds: 2, frames: 60, bytes: 1000,
+                                      truncatedStart: false, savedAt: 2)]
+        }
+        f.bridge.video.connect(desk)
+        try await f.test { client in
+            try await client.execute(uri: "/api/video/sessions", method: .get) { r in
+                #expect(r.status == .ok && (r.jsonArray.first?["clips"] as? [Any])?.count == 2)
+            }
+            try await client.execute(uri: "/api/video/clips/s1-1.mp4", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "video/mp4" && Array(r.body.readableBytesView) == mp4)
+                #expect(r.headers[.acceptRanges] == "bytes")
+            }
+            try await client.execute(uri: "/api/video/clips/s1-1.mp4", method: .get, headers: [.range: "bytes=100-199"]) { r in
+                #expect(r.status == .partialContent && r.headers[.contentRange] == "bytes 100-199/1000")
+                #expect(Array(r.body.readableBytesView) == Array(mp4[100...199]))
+            }
+            try await client.execute(uri: "/api/video/clips/s1-1.mp4", method: .get, headers: [.range: "bytes=-10"]) { r in
+                #expect(r.status == .partialContent && Array(r.body.readableBytesView) == Array(mp4[990...]))
+            }
+            try await client.execute(uri: "/api/video/clips/s1-1.mp4?download=1", method: .get) { r in
+                #expect(r.headers[.contentDisposition] == "attachment; filename=\"sprintgate-s1-1.mp4\"")
+            }
+            try await client.execute(uri: "/api/video/clips/s1-1.jpg", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "image/jpeg")
+            }
+            try await client.execute(uri: "/api/video/clips/s1-9.mp4", method: .get) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/video/clips/s1-2.mp4", method: .get) { r in
+                #expect(r.status == .notFound && r.text.contains("has no video file"))
+            }
+            try await client.execute(uri: "/api/video/clips/s1-1.avi", method: .get) { r in #expect(r.status == .badRequest) }
+            try await client.execute(uri: "/api/video/clips", method: .delete, headers: pinHeader, body: body("{\"ids\": []}")) { r in
+                #expect(r.status == .badRequest && r.errorField == "ids")
+            }
+            try await client.execute(uri: "/api/video/clips", method: .delete, body: body("{\"ids\": [\"s1-1\"]}")) { r in
+                #expect(r.status == .unauthorized)
+            }
+            try await client.execute(uri: "/api/video/clips", method: .delete, headers: pinHeader, body: body("{\"ids\": [\"s1-1\", \"s1-2\"]}")) { r in
+                #expect(r.status == .ok && r.json["deleted"] as? Int == 2)
+            }
+        }
+        #expect(WebServer.byteRange("bytes=5-", size: 10) == 5...9)
+        #expect(WebServer.byteRange("bytes=5-100", size: 10) == 5...9)
+        #expect(WebServer.byteRange("bytes=20-30", size: 10) == nil)
+        #expect(WebServer.byteRange("bytes=1-2,4-5", size: 10) == nil)
+        #expect(WebServer.byteRange("items=1-2", size: 10) == nil)
+    }
+}
