@@ -104,7 +104,7 @@ async function loadClips() {
       const row = el("div", undefined, "clip");
       const tick = el("input"); tick.type = "checkbox"; tick.value = c.id; tick.setAttribute("aria-label", "Tick clip " + c.index);
       tick.onchange = () => { $("v-delete").disabled = !box.querySelector("input:checked"); };
-      const img = el("img"); img.src = "/api/video/clips/" + c.id + ".jpg"; img.alt = "Clip " + c.index; img.loading = "lazy";
+      const img = el("img"); img.src = "/api/video/clips/" + c.id + ".jpg"; img.alt = "Clip " + c.index;
       img.onclick = () => play(c.id);
       const text = el("span", (c.kind === "buffer" ? "Buffer " : "Clip ") + c.index + " · " + fmt(c.seconds, 1) + " s · " + mb(c.bytes) +
         (c.truncatedStart ? " · start cut by the buffer" : ""));

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+# Browser test of the delay mode over `demo --web --lone-gate --video-delay 2` (real
+# video thread, libx264, clips on disk): the delayed view runs the set delay behind the
+# gate's clock, the delay changes live, a mark becomes a clip once its post-roll is in,
+# the player plays it in Chromium and steps frames with , and ., the download is an MP4
+# ffprobe reads, and ticked clips are deleted. Saves docs/video.png (phone width).
+# Usage: browser_video.py PORT CDP_PORT PIN_FILE SCREENSHOT
+import base64, json, subprocess, sys, tempfile, time, urllib.request
+sys.path.insert(0, "scripts")
+from cdp import open_page, until as until_in, wait_http
+
+port, cdp, pin_file, shot = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+base = f"http://127.0.0.1:{port}"
+wait_http(base + "/api/video", 30)
+pin = open(pin_file).read().strip()
+
+def get_json(path):
+    return json.loads(urllib.request.urlopen(base + path, timeout=5).read())
+
+c = open_page(cdp, base + "/")
+def until(expr, what, timeout=15):
+    return until_in(c, expr, what, timeout)
+def js(expr):
+    return c.eval(expr)
+
+until("document.getElementById('link').textContent === 'live'", "the board did not go live")
+js(f"document.getElementById('pin').value = '{pin}'; document.getElementById('btn-pin').click()")
+until("document.getElementById('pin-state').textContent === 'unlocked'", "the PIN was not accepted")
+until("!document.getElementById('video-section').hidden", "the Delayed video section is not shown on a gate with video")
+until("document.getElementById('v-status').textContent.includes('at these settings')", "the video status does not say how much the buffer holds")
+print("ok: video section shown:", js("document.getElementById('v-status').textContent")[:120])
+
+# The delayed view: pictures keep coming, each the frame captured the delay before the
+# gate's clock (read from the same server's live message).
+js("document.getElementById('v-show').click()")
+until("video.pictures >= 10 && document.getElementById('v-delayed').naturalWidth > 0", "the delayed view shows no pictures", 20)
+lags = []
+for _ in range(8):
+    r = urllib.request.urlopen(base + "/api/video/delayed.jpg", timeout=5)
+    frame_ns = int(r.headers["X-Frame-Time-Ns"])
+    now_ns = json.loads(urllib.request.urlopen(base + "/api/live", timeout=5).read())["nowMonoNs"]
+    lags.append((now_ns - frame_ns) / 1e9)
+    time.sleep(0.2)
+if not all(1.9 <= l <= 2.6 for l in lags):
+    raise SystemExit(f"FAIL: the delayed view is not 2 s behind: {lags}")
+before = js("video.pictures")
+time.sleep(2)
+rate = (js("video.pictures") - before) / 2
+if rate < 5:
+    raise SystemExit(f"FAIL: the delayed view shows {rate} pictures a second")
+print(f"ok: the delayed view runs {min(lags):.2f}–{max(lags):.2f} s behind the gate's clock at {rate:.0f} pictures a second")
+
+# The delay and rolls from the form, applied live.
+js("document.getElementById('v-delay').value = '3'; document.getElementById('v-pre').value = '1.5'; "
+   "document.getElementById('v-post').value = '1'; document.getElementById('v-save').click()")
+until("document.getElementById('message').textContent === 'Video settings applied.'", "the video settings were not applied")
+s = get_json("/api/video")
+if (s["delaySeconds"], s["preRollSeconds"], s["postRollSeconds"]) != (3, 1.5, 1):
+    raise SystemExit(f"FAIL: the gate runs {s!r}")
+time.sleep(1.5)
+r = urllib.request.urlopen(base + "/api/video/delayed.jpg", timeout=5)
+lag = (json.loads(urllib.request.urlopen(base + "/api/live", timeout=5).read())["nowMonoNs"] - int(r.headers["X-Frame-Time-Ns"])) / 1e9
+if not 2.9 <= lag <= 3.6:
+    raise SystemExit(f"FAIL: after choosing 3 s the view is {lag:.2f} s behind")
+js("document.getElementById('v-delay').value = '2'; document.getElementById('v-save').click()")
+print(f"ok: delay 3 s applied live ({lag:.2f} s behind), pre-roll 1.5 s, post-roll 1 s")
+
+# A mark, a stopped session, and the clip it makes.
+js("document.getElementById('v-mark').click()")
+until("document.getElementById('message').textContent === 'Marked.'", "the mark was not taken")
+js("document.getElementById('v-stop').click()")
+until("document.querySelectorAll('#v-clips .clip').length >= 1", "no clip appeared after the mark", 20)
+clip = get_json("/api/video/sessions")[0]["clips"][0]
+if not (2.3 <= clip["seconds"] <= 2.6 and clip["kind"] == "mark"):
+    raise SystemExit(f"FAIL: the clip is not the 1.5 s before its mark and 1 s after: {clip!r}")
+until("(() => { const i = document.querySelector('#v-clips .clip img'); return i && i.complete && i.naturalWidth > 0; })()",
+      "the clip's thumbnail did not load")
+print(f"ok: a mark made clip {clip['id']}: {clip['seconds']:.2f} s, {clip['frames']} frames, {clip['bytes']} bytes, with its thumbnail")
+
+# The player: Chromium decodes the MP4, steps one frame with '.' and back with ',', speed.
+js("document.querySelector('#v-clips .clip button').click()")
+until("document.getElementById('v-player').open && document.getElementById('v-video').readyState >= 2",
+      "Chromium did not load the clip in the player", 15)
+dims = js("[document.getElementById('v-video').videoWidth, document.getElementById('v-video').videoHeight, document.getElementById('v-video').duration]")
+if not (dims[0] > 0 and dims[1] > 0 and 2.2 <= dims[2] <= 2.7):
+    raise SystemExit(f"FAIL: the player shows {dims!r}")
+def key(k):
+    c.call("Input.dispatchKeyEvent", type="keyDown", key=k, text=k)
+    c.call("Input.dispatchKeyEvent", type="keyUp", key=k)
+js("document.getElementById('v-video').currentTime = 1.0")
+until("Math.abs(document.getElementById('v-video').currentTime - 1.0) < 0.001", "the player did not seek")
+key(".")
+until("Math.abs(document.getElementById('v-video').currentTime - (1.0 + 1 / video.fps)) < 0.002", "'.' did not step one frame on")
+key(",")
+key(",")
+until("Math.abs(document.getElementById('v-video').currentTime - (1.0 - 1 / video.fps)) < 0.002", "',' did not step one frame back")
+js("document.getElementById('v-speed').value = '0.25'; document.getElementById('v-speed').dispatchEvent(new Event('change'))")
+until("document.getElementById('v-video').playbackRate === 0.25", "the speed did not change")
+js("document.getElementById('v-play').click()")
+until("!document.getElementById('v-video').paused && document.getElementById('v-video').currentTime > 1.0", "the clip does not play", 10)
+where = js("document.getElementById('v-where').textContent")
+print(f"ok: the player decodes the clip ({dims[0]}×{dims[1]}, {dims[2]:.2f} s), steps frames with . and , and plays at 0.25×: {where}")
+js("document.getElementById('v-close').click()")
+
+# The download is an MP4 FFmpeg reads whole.
+href = js("document.getElementById('v-download').getAttribute('href')")
+data = urllib.request.urlopen(base + href, timeout=10).read()
+with tempfile.NamedTemporaryFile(suffix=".mp4") as f:
+    f.write(data); f.flush()
+    out = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                          "stream=codec_name,nb_read_frames", "-of", "csv=p=0", f.name], capture_output=True, text=True).stdout.strip()
+if out != f"h264,{clip['frames']}":
+    raise SystemExit(f"FAIL: ffprobe reads the download as {out!r}, not h264 with {clip['frames']} frames")
+print(f"ok: the download is an MP4 of {len(data)} bytes; ffprobe: {out}")
+
+# Quick save, then the screenshot, then delete both ticked clips.
+js("document.getElementById('v-quick').click()")
+until("document.querySelectorAll('#v-clips .clip').length >= 2", "the buffer was not saved as a clip", 20)
+js("window.scrollTo(0, document.getElementById('video-section').offsetTop)")
+time.sleep(0.5)
+img = c.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)
+open(shot, "wb").write(base64.b64decode(img["data"]))
+js("document.querySelectorAll('#v-clips input[type=checkbox]').forEach(t => { t.checked = true; t.dispatchEvent(new Event('change')); })")
+until("!document.getElementById('v-delete').disabled", "ticking clips did not offer Delete")
+js("document.getElementById('v-delete').click()")
+until("document.querySelectorAll('#v-clips .clip').length === 0", "the ticked clips were not deleted", 10)
+left = sum(len(s["clips"]) for s in get_json("/api/video/sessions"))
+if left:
+    raise SystemExit(f"FAIL: {left} clips are still listed after deleting them")
+print(f"ok: the buffer saved as a clip; both clips ticked and deleted; screenshot {shot}")
