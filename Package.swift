@@ -195,7 +195,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "DetectorBench",
-            dependencies: ["GateCore", "Detector", "Engine", "GateSim", "PhotoFinish", "LinuxHardware"],
+            dependencies: ["GateCore", "Detector", "Engine", "GateSim", "PhotoFinish", "LinuxHardware", "VideoDelay", "VideoService",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        // The delay mode's throughput and real-time figures (BENCHMARKS.md).
+        .executableTarget(
+            name: "VideoBench",
+            dependencies: ["GateCore", "GateSim", "VideoDelay", "FFmpegVideo", "VideoService", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Clock sync error against simulated truth: loopback and impaired profiles (BENCHMARKS.md).

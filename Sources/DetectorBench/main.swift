@@ -2,7 +2,7 @@
 // Accuracy and cost benchmark of the photo-finish detector on synthetic scenes.
 //
 // Usage: swift run -c release DetectorBench [--variants N] [--fps 30,60,120,240] [--scene NAME] [--verbose]
-//        DetectorBench --cost-only | --soak HOURS | --camera-view [--frames N]
+//        DetectorBench --cost-only | --soak HOURS | --camera-view [--frames N] | --video [--frames N]
 
 import GateCore
 import Detector
@@ -10,8 +10,11 @@ import GateSim
 import Engine
 import Foundation
 import LinuxHardware
+import Logging
 import PhotoFinish
 import Synchronization
+import VideoDelay
+import VideoService
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,6 +77,7 @@ var verbose = false
 var costOnly = false
 var soakHours: Double?
 var cameraView = false
+var delayedVideo = false
 var cameraFrames = 14_400
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
@@ -85,9 +89,10 @@ while let a = args.popFirst() {
     case "--cost-only": costOnly = true
     case "--soak": soakHours = Double(args.popFirst() ?? "")
     case "--camera-view": cameraView = true
+    case "--video": delayedVideo = true
     case "--frames": cameraFrames = Int(args.popFirst() ?? "") ?? cameraFrames
     default:
-        print("usage: DetectorBench [--variants N] [--fps LIST] [--scene NAME] [--verbose] [--cost-only] | --soak HOURS | --camera-view [--frames N]")
+        print("usage: DetectorBench [--variants N] [--fps LIST] [--scene NAME] [--verbose] [--cost-only] | --soak HOURS | --camera-view [--frames N] | --video [--frames N]")
         exit(2)
     }
 }
@@ -95,14 +100,15 @@ while let a = args.popFirst() {
 /// Set to end the camera view's encoder thread.
 final class StopFlag: Sendable { let stop = Atomic<Bool>(false); let encoded = Atomic<Int>(0) }
 
-if cameraView {
-    // The camera view's cost on the frame path, paired: three gate loops at 120 fps over
-    // the same sprint clips, stepped one after another within each frame period: A and A'
-    // without the tap, B with it watched the whole time (a copy every 200 ms, encoded to
-    // JPEG on another thread, as the page's viewers get it; three phones share that one
-    // stream). The machine's noise lands on all three alike, so p99(B) / p99(A) is the
-    // tap's cost and p99(A') / p99(A) the floor a ratio can be read to. The order of the
-    // three rotates every frame (the first after the pacing sleep runs with cold caches).
+typealias BenchLoop = GateLoop<LoopedFrames, NoLines, RecordingBeeper>
+
+/// Iteration times of three gate loops at 120 fps over the same sprint clips, stepped one
+/// after another within each frame period, paced in real time: A and A' as they are, B
+/// with `install` applied (a tap, and the thread behind it). The machine's noise lands on
+/// all three alike, so p99(B) / p99(A) is what B carries and p99(A') / p99(A) the floor a
+/// ratio can be read to. The order of the three rotates every frame (the first after the
+/// pacing sleep runs with cold caches). `eachFrame` runs before each frame's iterations.
+func pairedLoops(frames: Int, install: (inout BenchLoop) -> Void, eachFrame: (MonotonicInstant) -> Void) throws -> [[UInt64]] {
     let specs = ["sprint", "sprint-rl"].map { SceneCatalog.scene($0, fps: 120, variant: 0)! }
     let w = specs[0].width, h = specs[0].height
     var config = EngineConfig()
@@ -110,18 +116,54 @@ if cameraView {
     func detector() -> PhotoFinishDetector { PhotoFinishDetector(config: detectorConfig(for: specs[0]), inputWidth: w, inputHeight: h) }
     var camA = LoopedFrames(specs: specs), camA2 = LoopedFrames(specs: specs), camB = LoopedFrames(specs: specs)
     try camA.open(); try camA2.open(); try camB.open()
-    var a = GateLoop(camera: camA, lines: NoLines(), sound: RecordingBeeper(), detector: detector(), engine: Engine(config: config))
-    var a2 = GateLoop(camera: camA2, lines: NoLines(), sound: RecordingBeeper(), detector: detector(), engine: Engine(config: config))
-    var b = GateLoop(camera: camB, lines: NoLines(), sound: RecordingBeeper(), detector: detector(), engine: Engine(config: config))
-    for k in 0..<3 {
-        switch k {
-        case 0: a.command(.arm, now: MonotonicInstant(nanoseconds: 0))
-        case 1: a2.command(.arm, now: MonotonicInstant(nanoseconds: 0))
-        default: b.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+    var a = BenchLoop(camera: camA, lines: NoLines(), sound: RecordingBeeper(), detector: detector(), engine: Engine(config: config))
+    var a2 = BenchLoop(camera: camA2, lines: NoLines(), sound: RecordingBeeper(), detector: detector(), engine: Engine(config: config))
+    var b = BenchLoop(camera: camB, lines: NoLines(), sound: RecordingBeeper(), detector: detector(), engine: Engine(config: config))
+    a.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+    a2.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+    b.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+    install(&b)
+    let wallStart = now()
+    var times: [[UInt64]] = [[], [], []]
+    for k in 0..<3 { times[k].reserveCapacity(frames) }
+    let orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
+    for i in 0..<frames {
+        let t = MonotonicInstant(nanoseconds: Int64((Double(i) * 1e9 / 120).rounded()) + 2_000_000)
+        eachFrame(t)
+        while now() < wallStart + UInt64(t.nanoseconds) { usleep(200) }
+        for k in orders[i % 3] {
+            let t0 = now()
+            switch k {
+            case 0: a.camera.readyUntil = t; a.iterate(now: t)
+            case 1: a2.camera.readyUntil = t; a2.iterate(now: t)
+            default: b.camera.readyUntil = t; b.iterate(now: t)
+            }
+            times[k].append(now() - t0)
         }
     }
+    return times
+}
+func pct(_ v: [UInt64], _ q: Double) -> Double { Double(v.sorted()[min(v.count - 1, Int(Double(v.count) * q))]) / 1e6 }
+func mean(_ v: [UInt64]) -> Double { Double(v.reduce(0, +)) / Double(v.count) / 1e6 }
+/// The three loops' lines and the p99 ratios.
+func printPaired(_ times: [[UInt64]], b label: String, target: String) {
+    let p99a = pct(times[0], 0.99), p99a2 = pct(times[1], 0.99), p99b = pct(times[2], 0.99)
+    for (k, name) in ["A  (as is):", "A' (as is):", "B  (\(label)):"].enumerated() {
+        print("  iteration \(name) mean \(ClipCrossing.fixed(mean(times[k]), 4)) ms, p99 \(ClipCrossing.fixed(pct(times[k], 0.99), 4)) ms")
+    }
+    print("  p99 ratio B / A: \(ClipCrossing.fixed(p99b / p99a, 4)), B / A': \(ClipCrossing.fixed(p99b / p99a2, 4)) (target \(target)); "
+        + "noise floor A' / A: \(ClipCrossing.fixed(p99a2 / p99a, 4))")
+}
+
+if cameraView {
+    // The camera view's cost on the frame path: B watched the whole time (a copy every
+    // 200 ms, encoded to JPEG on another thread, as the page's viewers get it; three
+    // phones share that one stream). Paced in real time, so the encoder thread works at
+    // the rate it would on a gate: five pictures a second. Why 14 400 frames: two
+    // minutes, so each p99 stands on 144 samples above it.
+    let spec = SceneCatalog.scene("sprint", fps: 120, variant: 0)!
+    let w = spec.width, h = spec.height
     let preview = FramePreview(frameWidth: w, frameHeight: h, bands: FramePreview.bands(fps: 120))
-    b.preview = preview
     let flag = StopFlag()
     let encoder = Thread {
         while !flag.stop.load(ordering: .relaxed) {
@@ -135,39 +177,16 @@ if cameraView {
         }
     }
     encoder.start()
-    // Paced in real time (each frame waits for its instant), so the encoder thread works
-    // at the rate it would on a gate: five pictures a second. Why 14 400 frames: two
-    // minutes, so each p99 stands on 144 samples above it.
-    let frames = cameraFrames
-    let wallStart = now()
-    var times: [[UInt64]] = [[], [], []]
-    for k in 0..<3 { times[k].reserveCapacity(frames) }
-    let orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
-    for i in 0..<frames {
-        let t = MonotonicInstant(nanoseconds: Int64((Double(i) * 1e9 / 120).rounded()) + 2_000_000)
-        preview.watch(now: t)
-        while now() < wallStart + UInt64(t.nanoseconds) { usleep(200) }
-        for k in orders[i % 3] {
-            let t0 = now()
-            switch k {
-            case 0: a.camera.readyUntil = t; a.iterate(now: t)
-            case 1: a2.camera.readyUntil = t; a2.iterate(now: t)
-            default: b.camera.readyUntil = t; b.iterate(now: t)
-            }
-            times[k].append(now() - t0)
-        }
-    }
+    let times = try pairedLoops(frames: cameraFrames, install: { $0.preview = preview }, eachFrame: { preview.watch(now: $0) })
     flag.stop.store(true, ordering: .relaxed)
     Thread.sleep(forTimeInterval: 0.05)
-    func pct(_ v: [UInt64], _ q: Double) -> Double { Double(v.sorted()[min(v.count - 1, Int(Double(v.count) * q))]) / 1e6 }
-    func mean(_ v: [UInt64]) -> Double { Double(v.reduce(0, +)) / Double(v.count) / 1e6 }
-    let p99a = pct(times[0], 0.99), p99a2 = pct(times[1], 0.99), p99b = pct(times[2], 0.99)
     // The tap's own worst case: every offer copies a band (the slot taken at once), timed
     // alone over the same frames.
     var bandNs: [UInt64] = []
     let lone = FramePreview(frameWidth: w, frameHeight: h, bands: FramePreview.bands(fps: 120))
+    let frames = LoopedFrames(specs: [spec])
     for k in 0..<4000 {
-        let view = FrameView(base: UnsafeRawPointer(b.camera.frames.baseAddress! + (k % b.camera.count) * w * h), width: w, height: h,
+        let view = FrameView(base: UnsafeRawPointer(frames.frames.baseAddress! + (k % frames.count) * w * h), width: w, height: h,
                              bytesPerRow: w, format: .gray8, sequence: UInt64(k), timestamp: MonotonicInstant(nanoseconds: Int64(k) * 1_000_000_000))
         lone.watch(now: view.timestamp)
         let t0 = now()
@@ -175,15 +194,35 @@ if cameraView {
         bandNs.append(now() - t0)
         _ = lone.take()
     }
-    print("camera view: \(w)x\(h) at 120 fps, \(frames) frames, three loops stepped in turn each frame (A, A' without the tap, B watched); "
+    print("camera view: \(w)x\(h) at 120 fps, \(cameraFrames) frames, three loops stepped in turn each frame (A, A' without the tap, B watched); "
         + "\(preview.bands) bands a picture, \(preview.copied) pictures copied (\(preview.skipped) skipped), \(flag.encoded.load(ordering: .relaxed)) encoded")
-    print("  iteration A  (no tap):  mean \(ClipCrossing.fixed(mean(times[0]), 4)) ms, p99 \(ClipCrossing.fixed(p99a, 4)) ms")
-    print("  iteration A' (no tap):  mean \(ClipCrossing.fixed(mean(times[1]), 4)) ms, p99 \(ClipCrossing.fixed(p99a2, 4)) ms")
-    print("  iteration B  (watched): mean \(ClipCrossing.fixed(mean(times[2]), 4)) ms, p99 \(ClipCrossing.fixed(p99b, 4)) ms")
-    print("  p99 ratio B / A: \(ClipCrossing.fixed(p99b / p99a, 4)), B / A': \(ClipCrossing.fixed(p99b / p99a2, 4)) (target < 1.02); "
-        + "noise floor A' / A: \(ClipCrossing.fixed(p99a2 / p99a, 4))")
+    printPaired(times, b: "watched", target: "< 1.02")
     print("  one band's copy: mean \(ClipCrossing.fixed(mean(bandNs) * 1000, 1)) µs, p99 \(ClipCrossing.fixed(pct(bandNs, 0.99) * 1000, 1)) µs "
-        + "= \(ClipCrossing.fixed(100 * pct(bandNs, 0.99) / p99a, 2)) % of the unwatched p99 iteration (at most one band per frame)")
+        + "= \(ClipCrossing.fixed(100 * pct(bandNs, 0.99) / pct(times[0], 0.99), 2)) % of the unwatched p99 iteration (at most one band per frame)")
+    exit(0)
+}
+
+if delayedVideo {
+    // The delay mode's cost on the frame path: B's frames go to the video tap, and the
+    // video thread encodes every one with libx264 while a viewer watches the delayed view
+    // (decoded and made JPEG on its own thread), all on this machine's cores beside the
+    // three loops, as on a gate.
+    let spec = SceneCatalog.scene("sprint", fps: 120, variant: 0)!
+    let dir = NSTemporaryDirectory() + "sprintgate-bench-video-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var log = Logger(label: "bench")
+    log.logLevel = .warning
+    let video = DelayVideo(config: DelayVideoConfig(width: spec.width, height: spec.height, fps: 120, delay: try DelaySetting(seconds: 2),
+                                                    roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 1), availableMemory: 256 << 20),
+                           library: try ClipLibrary(directory: dir), clock: { MonotonicInstant(nanoseconds: Int64(now())) }, log: log)
+    video.start()
+    let times = try pairedLoops(frames: cameraFrames, install: { $0.videoTap = video.tap }, eachFrame: { _ in video.watch() })
+    let s = video.status
+    video.stop()
+    print("delayed video: \(spec.width)x\(spec.height) at 120 fps, \(cameraFrames) frames, three loops stepped in turn each frame "
+        + "(A, A' without video, B with the tap and the video thread encoding with \(s.encoder), a viewer watching); "
+        + "\(s.framesIn) frames to the tap, \(s.framesDropped) dropped there (\(ClipCrossing.fixed(100 * Double(s.framesDropped) / Double(cameraFrames), 2)) %), \(s.framesEncoded) encoded")
+    printPaired(times, b: "video on", target: "< 1.05")
     exit(0)
 }
 

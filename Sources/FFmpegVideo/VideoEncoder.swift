@@ -104,6 +104,8 @@ public final class H264Encoder {
             av_opt_set(ctx.pointee.priv_data, "tune", "zerolatency", 0)
             // A keyframe exactly every keyframeInterval frames, not only at scene cuts.
             av_opt_set(ctx.pointee.priv_data, "x264-params", "scenecut=0", 0)
+            // x264 picks its threads (sliced, with zerolatency: no frame of delay added).
+            ctx.pointee.thread_count = 0
         }
         guard let f = av_frame_alloc(), let p = av_packet_alloc() else {
             var c: UnsafeMutablePointer<AVCodecContext>? = ctx

@@ -74,6 +74,8 @@ public struct DelayVideoStatus: Sendable, Hashable, Codable {
     public var clipsSaved: Int
     /// Marks whose frames left the buffer before they could be saved.
     public var clipsLost: Int
+    /// Time spent cutting clips (MP4 and thumbnail), seconds, since start.
+    public var clipSeconds: Double
     /// The last error that still matters (a full disk, an encoder failure), or nil.
     public var problem: String?
 }
@@ -94,7 +96,8 @@ public final class DelayVideo: @unchecked Sendable {
         var wantedUntil = MonotonicInstant(nanoseconds: .min)
         var session: String?
         var endSession = false
-        var pendingMarks: [Mark] = []
+        /// Marks waiting to be cut, each with the delayed picture shown when it was made.
+        var pendingMarks: [(mark: Mark, shown: DelayedPicture?)] = []
         var quickSave = false
         var status: DelayVideoStatus
         var latest: DelayedPicture?
@@ -104,6 +107,13 @@ public final class DelayVideo: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
     private var thread: Thread?
+    private var viewThread: Thread?
+    /// Guards `ring` between its writer, the video thread (held while a packet is appended),
+    /// and the view thread (held while it copies out the packets it decodes). Never held
+    /// while coding.
+    private let ringLock = NSLock()
+    /// Signalled when the encoding loop has ended (the clip thread's last pass waits for it).
+    private let encoderDone = DispatchSemaphore(value: 0)
 
     /// How long a viewer's request keeps delayed pictures coming. Why 2 s: the page asks
     /// again with every picture; a closed page stops the decoding within two seconds.
@@ -114,14 +124,15 @@ public final class DelayVideo: @unchecked Sendable {
         self.library = library
         self.clock = clock
         self.log = log
-        // Four slots: the encoder may fall a few frames behind at a keyframe.
-        tap = FrameTap(slots: 4, slotBytes: config.width * config.height * 2)
+        // Eight slots (133 ms at 60 fps): the encoder falls a few frames behind at a keyframe
+        // or while a clip is cut.
+        tap = FrameTap(slots: 8, slotBytes: config.width * config.height * 2)
         let status = DelayVideoStatus(
             encoder: config.encoder.rawValue, width: config.width, height: config.height, fps: config.fps,
             delaySeconds: config.delay.delay.seconds, preRollSeconds: config.roll.preRoll.seconds,
             postRollSeconds: config.roll.postRoll.seconds, framesIn: 0, framesDropped: 0, framesEncoded: 0,
             bufferSeconds: 0, bufferBytes: 0, bufferCapacityBytes: config.budget.bytes, bufferSummary: config.budget.summary,
-            session: nil, marksPending: 0, clipsSaved: 0, clipsLost: 0, problem: nil)
+            session: nil, marksPending: 0, clipsSaved: 0, clipsLost: 0, clipSeconds: 0, problem: nil)
         shared = Mutex(Shared(delay: config.delay, roll: config.roll, status: status))
     }
 
@@ -153,7 +164,10 @@ public final class DelayVideo: @unchecked Sendable {
         let now = clock()
         return shared.withLock { s in
             let m = Mark(time: now - s.delay.delay, sequence: 0)
-            s.pendingMarks.append(m)
+            // The picture a viewer sees now is the marked frame (or one frame before it):
+            // it becomes the clip's thumbnail, with no decoding.
+            let shown = s.latest.flatMap { m.time.since($0.time) < .milliseconds(100) ? $0 : nil }
+            s.pendingMarks.append((m, shown))
             s.status.marksPending = s.pendingMarks.count
             if s.session == nil { s.endSession = false }
             return m
@@ -171,57 +185,74 @@ public final class DelayVideo: @unchecked Sendable {
     public func takeSavedClips() -> [ClipRecord] { shared.withLock { s in defer { s.savedClips = [] }; return s.savedClips } }
 
     public func start() {
+        ring = PacketRing(byteCapacity: config.budget.bytes, packetCapacity: config.budget.packets)
         let t = Thread { [self] in
             run()
             stopped.signal()
         }
         t.name = "sprintgate.video"
         thread = t
+        // Decoding and JPEG for viewers on a thread of their own, so a viewer never holds
+        // up the encoder (and so the camera's frames).
+        let v = Thread { [self] in
+            runView()
+            stopped.signal()
+        }
+        v.name = "sprintgate.video-view"
+        viewThread = v
+        // Clips are cut on a third, so writing a clip never holds up the encoder either.
+        let c = Thread { [self] in
+            while !stopping.load(ordering: .relaxed) {
+                serviceMarks(now: clock(), final: false)
+                usleep(10_000)
+            }
+            // What the encoder had taken when it stopped is in the ring: cut the rest.
+            encoderDone.wait()
+            serviceMarks(now: clock(), final: true)
+            stopped.signal()
+        }
+        c.name = "sprintgate.video-clips"
         t.start()
+        v.start()
+        c.start()
     }
 
-    /// Stops the thread; clips whose post-roll is not captured yet are cut with what is there.
+    /// Stops the threads; clips whose post-roll is not captured yet are cut with what is there.
     public func stop() {
         guard thread != nil, !stopping.exchange(true, ordering: .relaxed) else { return }
-        stopped.wait()
+        for _ in 0..<3 { stopped.wait() }
+        publishStatus()
     }
 
     // MARK: Video thread
 
     private var ring: PacketRing!
     private var encoder: H264Encoder?
-    private var parameters: CodecParameters?
-    private var viewDecoder: VideoDecoder?
-    private var viewDecodedThrough: UInt64?
-    private var viewJPEG: JPEGPictureEncoder?
+    /// Set once by the video thread when the encoder opens; read by the view thread.
+    private let parameters = Mutex<CodecParameters?>(nil)
     private var framesEncoded: UInt64 = 0
-    private var clipsSaved = 0, clipsLost = 0
     private var retryAfter = MonotonicInstant(nanoseconds: .min)
 
     private func run() {
-        ring = PacketRing(byteCapacity: config.budget.bytes, packetCapacity: config.budget.packets)
         do {
             encoder = try H264Encoder(VideoEncoderSettings(width: config.width, height: config.height, fps: config.fps,
                                                            bitsPerSecond: config.bitsPerSecond, encoder: config.encoder))
-            parameters = try encoder!.parameters()
-            viewJPEG = try JPEGPictureEncoder(maxWidth: config.viewMaxWidth)
+            parameters.withLock { $0 = try? encoder!.parameters() }
+            if parameters.withLock({ $0 == nil }) { throw FFmpegError("video", message: "the encoder gave no codec parameters") }
         } catch {
             log.error("video: \(error); delayed video is off")
             shared.withLock { $0.status.problem = "\(error)" }
             drainTapUntilStopped()
+            encoderDone.signal()
             return
         }
         log.notice("video: \(config.encoder.rawValue) \(config.width)×\(config.height) at \(config.fps) fps, \(config.budget.summary)")
         while !stopping.load(ordering: .relaxed) {
             let took = encodeWaitingFrames()
-            let now = clock()
-            serviceMarks(now: now, final: false)
-            let showed = serviceView(now: now)
             publishStatus()
-            if !took && !showed { usleep(2_000) }
+            if !took { usleep(2_000) }
         }
-        serviceMarks(now: clock(), final: true)
-        publishStatus()
+        encoderDone.signal()
     }
 
     private func drainTapUntilStopped() {
@@ -239,7 +270,9 @@ public final class DelayVideo: @unchecked Sendable {
                                format: slot.format, timestamp: slot.timestamp, sequence: slot.sequence)
             do {
                 try encoder!.encode(raw) { p in
+                    ringLock.lock()
                     ring.append(p.bytes, time: p.time, sequence: p.sequence, keyframe: p.keyframe)
+                    ringLock.unlock()
                 }
                 framesEncoded += 1
             } catch {
@@ -268,19 +301,19 @@ public final class DelayVideo: @unchecked Sendable {
             }
         }
         guard let session, now >= retryAfter || final else { return }
-        let newest = ring.isEmpty ? nil : ring.time(ring.end - 1)
+        let newest = locked { ring.isEmpty ? nil : ring.time(ring.end - 1) }
         var done = 0
-        for m in marks {
+        for (m, shown) in marks {
             let window = ClipWindow(mark: m, roll: roll)
             guard final || (newest.map { window.isComplete(newest: $0) } ?? false) else { break }
-            guard let packets = ClipPackets(window, in: ring) else {
-                clipsLost += 1
+            guard let packets = locked({ ClipPackets(window, in: ring) }) else {
+                shared.withLock { $0.status.clipsLost += 1 }
                 log.error("video: the mark at \(m.time) left the buffer before it could be saved")
                 done += 1
                 continue
             }
             do {
-                try save(packets, window: window, kind: "mark", session: session)
+                try save(packets, window: window, kind: "mark", session: session, shown: shown)
                 done += 1
             } catch {
                 note("\(error)")
@@ -290,14 +323,17 @@ public final class DelayVideo: @unchecked Sendable {
                 break
             }
         }
-        if quick, done == marks.count, let first = ring.isEmpty ? nil : ring.time(ring.first), let newest {
-            let m = Mark(time: newest, sequence: ring.sequence(ring.end - 1))
-            var w = ClipWindow(mark: m, roll: roll)
-            w.start = first
-            w.end = newest
-            if let packets = ClipPackets(w, in: ring) {
+        if quick, done == marks.count,
+           let (w, packets) = locked({ () -> (ClipWindow, ClipPackets?)? in
+               guard !ring.isEmpty, let newest else { return nil }
+               var w = ClipWindow(mark: Mark(time: newest, sequence: ring.sequence(ring.end - 1)), roll: roll)
+               w.start = ring.time(ring.first)
+               w.end = newest
+               return (w, ClipPackets(w, in: ring))
+           }) {
+            if let packets {
                 do {
-                    try save(packets, window: w, kind: "buffer", session: session)
+                    try save(packets, window: w, kind: "buffer", session: session, shown: nil)
                     quick = false
                 } catch {
                     note("\(error)")
@@ -324,90 +360,144 @@ public final class DelayVideo: @unchecked Sendable {
         }
     }
 
-    private func save(_ packets: ClipPackets, window: ClipWindow, kind: String, session: String) throws {
+    /// Runs `body` with the ring locked.
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        ringLock.lock()
+        defer { ringLock.unlock() }
+        return try body()
+    }
+
+    /// Copies packets `from...through` (at most `limit`) out of the ring; starts at the
+    /// oldest packet instead when `from` has been evicted meanwhile.
+    private func copyPackets(from: UInt64, through: UInt64, limit: Int) -> [(bytes: [UInt8], time: MonotonicInstant, keyframe: Bool, n: UInt64)] {
+        locked {
+            guard !ring.isEmpty else { return [] }
+            let start = max(from, ring.first)
+            guard start <= through else { return [] }
+            return (start...min(through, start + UInt64(limit) - 1)).map { (Array(ring.bytes($0)), ring.time($0), ring.isKeyframe($0), $0) }
+        }
+    }
+
+    /// Writes a clip: its packets are copied out of the ring a few at a time, so the lock
+    /// is held for microseconds and the encoder never waits for the disk.
+    private func save(_ packets: ClipPackets, window: ClipWindow, kind: String, session: String, shown: DelayedPicture?) throws {
+        let started = clock()
+        defer { let spent = clock().since(started).seconds; shared.withLock { $0.status.clipSeconds += spent } }
         let index = library.nextIndex(session)
         let part = library.partPath(session: session, index: index)
-        let writer = try MP4Writer(path: part, parameters: parameters!, origin: ring.time(packets.showFrom), fps: config.fps)
-        var bytes = 0
-        for n in packets.decodeFrom...packets.through {
-            try writer.write(ring.bytes(n), time: ring.time(n), keyframe: ring.isKeyframe(n))
-            bytes += ring.bytes(n).count
+        let (origin, markPacket, endTime) = locked {
+            (ring.time(packets.showFrom), ring.newest(atOrBefore: window.mark.time) ?? packets.showFrom, ring.time(packets.through))
+        }
+        let parameters = self.parameters.withLock { $0! }
+        let writer = try MP4Writer(path: part, parameters: parameters, origin: origin, fps: config.fps)
+        var bytes = 0, next = packets.decodeFrom
+        while next <= packets.through {
+            let chunk = copyPackets(from: next, through: packets.through, limit: 64)
+            guard let last = chunk.last else { break }
+            for p in chunk {
+                try p.bytes.withUnsafeBytes { try writer.write($0, time: p.time, keyframe: p.keyframe) }
+                bytes += p.bytes.count
+            }
+            next = last.n + 1
         }
         try writer.finish()
-        // The thumbnail is the marked frame (for a quick save, the newest).
-        let markPacket = ring.newest(atOrBefore: window.mark.time) ?? packets.showFrom
-        let thumbnail = try? picture(at: max(markPacket, packets.showFrom), maxWidth: 320)
+        // The thumbnail is the marked frame (for a quick save, the newest): the picture the
+        // viewer saw when marking, else decoded here.
+        let marked = max(markPacket, packets.showFrom)
+        let thumbnail = shown?.jpeg ?? (try? picture(at: marked, maxWidth: 320))
         let record = ClipRecord(
-            id: "\(session)-\(index)", session: session, index: index, kind: kind, markNs: ring.time(markPacket).nanoseconds,
-            markSequence: ring.sequence(markPacket), startNs: ring.time(packets.showFrom).nanoseconds,
-            endNs: ring.time(packets.through).nanoseconds, frames: packets.frameCount, bytes: bytes,
+            id: "\(session)-\(index)", session: session, index: index, kind: kind,
+            markNs: locked { ring.contains(marked) ? ring.time(marked).nanoseconds : window.mark.time.nanoseconds },
+            markSequence: locked { ring.contains(marked) ? ring.sequence(marked) : window.mark.sequence },
+            startNs: origin.nanoseconds, endNs: endTime.nanoseconds, frames: packets.frameCount, bytes: bytes,
             truncatedStart: packets.truncatedStart, savedAt: Date().timeIntervalSince1970)
         try library.add(record, thumbnail: thumbnail)
-        clipsSaved += 1
-        shared.withLock { $0.savedClips.append(record); $0.status.problem = nil }
+        shared.withLock { $0.savedClips.append(record); $0.status.problem = nil; $0.status.clipsSaved += 1 }
         log.notice("video: clip \(record.id) saved (\(record.frames) frames, \(bytes / 1024) KiB)")
     }
 
     /// Packet `n` decoded from its keyframe and encoded as a JPEG.
     private func picture(at n: UInt64, maxWidth: Int) throws -> [UInt8] {
-        let decoder = try VideoDecoder(parameters!)
+        let key = locked { ring.contains(n) ? ring.keyframe(atOrBefore: n) : n }
+        let chunk = copyPackets(from: key, through: n, limit: Int(n - key) + 1)
+        guard chunk.first?.n == key else { throw FFmpegError("thumbnail", message: "the frame left the buffer") }
+        let decoder = try VideoDecoder(parameters.withLock { $0! })
         let jpeg = try JPEGPictureEncoder(maxWidth: maxWidth)
         var out: [UInt8] = []
-        for k in ring.keyframe(atOrBefore: n)...n {
-            try decoder.decode(ring.bytes(k)) { p in if k == n { out = try jpeg.encode(p) } }
+        for p in chunk {
+            try p.bytes.withUnsafeBytes { b in try decoder.decode(b) { d in if p.n == n { out = try jpeg.encode(d) } } }
         }
         return out
     }
 
-    /// While watched, decodes up to the packet due (captured `delay` ago) and publishes it.
-    private func serviceView(now: MonotonicInstant) -> Bool {
-        let (wanted, delay) = shared.withLock { ($0.wantedUntil, $0.delay) }
-        guard now <= wanted, !ring.isEmpty, let due = ring.newest(atOrBefore: now - delay.delay) else {
-            viewDecodedThrough = nil
-            return false
-        }
-        if let through = viewDecodedThrough, through == due { return false }
-        // Continue decoding from the last packet shown when it is still in the ring and
-        // before the due one; otherwise start from the due packet's keyframe.
-        var from = ring.keyframe(atOrBefore: due)
-        if let through = viewDecodedThrough, ring.contains(through), through < due, through >= from {
-            from = through + 1
-        } else {
-            viewDecoder = nil
-        }
-        do {
-            if viewDecoder == nil { viewDecoder = try VideoDecoder(parameters!) }
-            var jpeg: [UInt8]?
-            for n in from...due {
-                try viewDecoder!.decode(ring.bytes(n)) { p in if n == due { jpeg = try viewJPEG!.encode(p) } }
+    // MARK: View thread
+
+    /// While watched: decodes up to the packet due (captured `delay` ago), continuing from
+    /// the last one shown, or from the due packet's keyframe after a jump, and publishes it
+    /// as a JPEG. Packets are copied out of the ring under its lock and decoded outside it.
+    private func runView() {
+        var decoder: VideoDecoder?
+        var through: UInt64?
+        var jpeg: JPEGPictureEncoder?
+        var batch: [(bytes: [UInt8], n: UInt64)] = []
+        while !stopping.load(ordering: .relaxed) {
+            let now = clock()
+            let (wanted, delay) = shared.withLock { ($0.wantedUntil, $0.delay) }
+            guard now <= wanted, let parameters = parameters.withLock({ $0 }) else {
+                through = nil
+                usleep(10_000)
+                continue
             }
-            viewDecodedThrough = due
-            if let jpeg {
-                let picture = DelayedPicture(jpeg: jpeg, width: viewJPEG!.width, height: viewJPEG!.height,
-                                             sequence: ring.sequence(due), time: ring.time(due), publishedAt: clock())
-                shared.withLock { $0.latest = picture }
+            batch.removeAll(keepingCapacity: true)
+            var restart = false
+            var dueTime = MonotonicInstant(nanoseconds: 0), dueSequence: UInt64 = 0
+            ringLock.lock()
+            if !ring.isEmpty, let due = ring.newest(atOrBefore: now - delay.delay), due != through {
+                let key = ring.keyframe(atOrBefore: due)
+                var from = key
+                if let t = through, ring.contains(t), t < due, t >= key { from = t + 1 } else { restart = true }
+                for n in from...due { batch.append((Array(ring.bytes(n)), n)) }
+                dueTime = ring.time(due)
+                dueSequence = ring.sequence(due)
+                through = due
             }
-            return true
-        } catch {
-            viewDecoder = nil
-            viewDecodedThrough = nil
-            note("delayed view: \(error)")
-            return false
+            ringLock.unlock()
+            guard let last = batch.last else {
+                usleep(2_000)
+                continue
+            }
+            do {
+                if restart || decoder == nil { decoder = try VideoDecoder(parameters) }
+                if jpeg == nil { jpeg = try JPEGPictureEncoder(maxWidth: config.viewMaxWidth) }
+                var picture: [UInt8]?
+                for p in batch {
+                    try p.bytes.withUnsafeBytes { b in
+                        try decoder!.decode(b) { d in if p.n == last.n { picture = try jpeg!.encode(d) } }
+                    }
+                }
+                if let picture {
+                    let published = DelayedPicture(jpeg: picture, width: jpeg!.width, height: jpeg!.height, sequence: dueSequence,
+                                                   time: dueTime, publishedAt: clock())
+                    shared.withLock { $0.latest = published }
+                }
+            } catch {
+                decoder = nil
+                through = nil
+                note("delayed view: \(error)")
+            }
         }
     }
 
     private func publishStatus() {
-        let span = ring.span.seconds, bytes = ring.storedBytes
+        let (span, bytes) = locked { (ring.span.seconds, ring.storedBytes) }
         let (copied, dropped) = (tap.copied, tap.dropped)
-        let (encoded, saved, lost) = (framesEncoded, clipsSaved, clipsLost)
+        let encoded = framesEncoded
         shared.withLock { s in
             s.status.framesIn = copied
             s.status.framesDropped = dropped
             s.status.framesEncoded = encoded
             s.status.bufferSeconds = span
             s.status.bufferBytes = bytes
-            s.status.clipsSaved = saved
-            s.status.clipsLost = lost
         }
     }
 

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// Delay-mode benchmark: encoder, decoder and JPEG throughput, and the video thread run in
+// real time at 720p60 with three viewers (added latency, drops, memory for 20 minutes,
+// mark and clip times). Figures go to BENCHMARKS.md.
+//
+// Usage: VideoBench [--throughput] [--live SECONDS] [--size WxH] [--fps F] [--footage FILE.raw.gz]
+
+import FFmpegVideo
+import Foundation
+import GateCore
+import GateSim
+import Logging
+import Synchronization
+import VideoDelay
+import VideoService
+
+let args = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? {
+    guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
+    return args[i + 1]
+}
+let doThroughput = args.contains("--throughput")
+let liveSeconds = option("--live").flatMap(Double.init)
+let size = (option("--size") ?? "1280x720").split(separator: "x").compactMap { Int($0) }
+let (width, height) = (size[0], size[1])
+let fps = option("--fps").flatMap(Double.init) ?? 60
+let footage = option("--footage") ?? "../shared/footage/sports2d_demo/sports2d_demo_320x180.raw.gz"
+
+func nowNs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+func fixed(_ v: Double, _ d: Int) -> String { String(format: "%.\(d)f", v) }
+func pct(_ v: [Double], _ q: Double) -> Double { v.isEmpty ? .nan : v.sorted()[min(v.count - 1, Int(Double(v.count) * q))] }
+
+/// Source frames: the real footage scaled (nearest) to the size asked, or, without it, a
+/// moving textured scene. Real camera noise and motion are what the encoder is sized for.
+func sourceFrames(count: Int) -> [[UInt8]] {
+    if let clip = try? ClipReader(path: footage, size: (320, 180), fps: 30) {
+        var out: [[UInt8]] = []
+        while out.count < count, (try? clip.next()) == true {
+            let src = Array(clip.luma)
+            var f = [UInt8](repeating: 0, count: width * height)
+            for y in 0..<height {
+                let sy = y * clip.height / height
+                for x in 0..<width { f[y * width + x] = src[sy * clip.width + x * clip.width / width] }
+            }
+            out.append(f)
+        }
+        print("source: \(out.count) frames of \(footage) scaled to \(width)x\(height)")
+        return out
+    }
+    print("source: \(footage) not found; a synthetic moving texture at \(width)x\(height)")
+    var rng = SplitMix64(seed: 1)
+    let noise = (0..<(width * height)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 40) }
+    return (0..<count).map { i in (0..<(width * height)).map { p in UInt8(60 + Int(noise[(p + i * 3) % noise.count])) } }
+}
+
+if doThroughput {
+    let frames = sourceFrames(count: 120)
+    for (w, h) in [(640, 480), (1280, 720)] {
+        // The same frames at this size (nearest), so both sizes see the same scene.
+        let scaled = frames.map { f in (0..<(w * h)).map { p in f[(p / w) * height / h * width + (p % w) * width / w] } }
+        let enc = try H264Encoder(VideoEncoderSettings(width: w, height: h, fps: fps, bitsPerSecond: VideoEncoderSettings.defaultBitsPerSecond(width: w, height: h, fps: fps)))
+        var packets: [([UInt8], Bool)] = []
+        let t0 = nowNs()
+        for (i, f) in scaled.enumerated() {
+            try f.withUnsafeBytes { p in
+                try enc.encode(RawFrame(base: p.baseAddress!, width: w, height: h, bytesPerRow: w, format: .gray8,
+                                        timestamp: MonotonicInstant(nanoseconds: Int64(i) * 16_666_667), sequence: UInt64(i))) { packets.append((Array($0.bytes), $0.keyframe)) }
+            }
+        }
+        let encodeS = Double(nowNs() - t0) / 1e9
+        let dec = try VideoDecoder(try enc.parameters())
+        let jpeg = try JPEGPictureEncoder(maxWidth: 1280)
+        var decoded = 0, jpegNs: Int64 = 0
+        let t1 = nowNs()
+        for (bytes, key) in packets {
+            try bytes.withUnsafeBytes { b in
+                try dec.decode(b, keyframe: key) { p in
+                    decoded += 1
+                    if decoded % 4 == 0 {
+                        let j0 = nowNs()
+                        _ = try jpeg.encode(p)
+                        jpegNs += nowNs() - j0
+                    }
+                }
+            }
+        }
+        let decodeS = Double(nowNs() - t1 - jpegNs) / 1e9
+        let bytes = packets.reduce(0) { $0 + $1.0.count }
+        print("\(w)x\(h) libx264 (veryfast, zerolatency): encode \(fixed(Double(scaled.count) / encodeS, 1)) fps, "
+            + "decode \(fixed(Double(decoded) / decodeS, 1)) fps, JPEG of a decoded picture \(fixed(Double(jpegNs) / Double(decoded / 4) / 1e6, 2)) ms; "
+            + "\(fixed(Double(bytes) * 8 / (Double(scaled.count) / fps) / 1e6, 2)) Mbit/s at \(Int(fps)) fps")
+    }
+}
+
+if let seconds = liveSeconds {
+    // The video thread on frames offered in real time, three viewers each asking for the
+    // newest delayed picture as soon as they have one (as the page does).
+    let frames = sourceFrames(count: 230)
+    let dir = NSTemporaryDirectory() + "sprintgate-videobench-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let library = try ClipLibrary(directory: dir)
+    var log = Logger(label: "bench")
+    log.logLevel = .warning
+    let delay = try DelaySetting(seconds: 2)
+    let rate = VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)
+    let config = DelayVideoConfig(width: width, height: height, fps: fps, bitsPerSecond: rate, delay: delay,
+                                  roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0.5), availableMemory: 1 << 30)
+    let video = DelayVideo(config: config, library: library, clock: { MonotonicInstant(nanoseconds: nowNs()) }, log: log)
+    video.start()
+    let stop = Atomic<Bool>(false)
+    let latencies = Mutex<[Double]>([])
+    let viewers = (0..<3).map { _ in
+        Thread {
+            var last: Int64 = .min
+            while !stop.load(ordering: .relaxed) {
+                video.watch()
+                if let p = video.latest, p.time.nanoseconds > last {
+                    last = p.time.nanoseconds
+                    // Added latency: when the picture was ready to send, past its due time.
+                    let added = Double(p.publishedAt.nanoseconds - p.time.nanoseconds - delay.delay.nanoseconds) / 1e6
+                    latencies.withLock { $0.append(added) }
+                } else {
+                    usleep(1_000)
+                }
+            }
+        }
+    }
+    for v in viewers { v.start() }
+    let start = nowNs()
+    let total = Int(seconds * fps)
+    var markNs: [Double] = []
+    for i in 0..<total {
+        let due = start + Int64((Double(i) * 1e9 / fps).rounded())
+        while nowNs() < due { usleep(200) }
+        let f = frames[i % frames.count]
+        f.withUnsafeBytes { p in
+            _ = video.tap.offer(FrameView(base: p.baseAddress!, width: width, height: height, bytesPerRow: width, format: .gray8,
+                                          sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: due)))
+        }
+        // 20 marks, spread over the run after the delay has passed, each 1 s + 0.5 s.
+        if i > Int(3 * fps) && markNs.count < 20 && i % max(1, (total - Int(3 * fps)) / 21) == 0 {
+            let m0 = nowNs()
+            video.mark()
+            markNs.append(Double(nowNs() - m0) / 1e6)
+        }
+    }
+    let fed = nowNs()
+    stop.store(true, ordering: .relaxed)
+    video.endSession()
+    while video.status.marksPending > 0 && nowNs() - fed < 30_000_000_000 { usleep(1_000) }
+    let s = video.status
+    video.stop()
+    let l = latencies.withLock { $0 }
+    let bytesPerSecond = Double(s.bufferBytes) / max(s.bufferSeconds, 1e-9)
+    print("live: \(width)x\(height) at \(Int(fps)) fps for \(Int(seconds)) s, delay 2 s, 3 viewers, \(rate / 1000) kbit/s target")
+    print("  frames offered \(total), encoded \(s.framesEncoded), dropped at the tap \(s.framesDropped) (\(fixed(100 * Double(s.framesDropped) / Double(total), 2)) %)")
+    print("  added latency (picture ready − due), \(l.count) pictures: p50 \(fixed(pct(l, 0.5), 1)) ms, p99 \(fixed(pct(l, 0.99), 1)) ms, max \(fixed(l.max() ?? .nan, 1)) ms")
+    print("  ring: \(fixed(bytesPerSecond * 8 / 1e6, 2)) Mbit/s stored; 20 min take \(fixed(bytesPerSecond * 1200 / 1e9, 2)) GB")
+    print("  marks: \(markNs.count), mark() p99 \(fixed(pct(markNs, 0.99) * 1000, 1)) µs; clips saved \(s.clipsSaved), lost \(s.clipsLost); "
+        + "cutting them took \(fixed(s.clipSeconds, 2)) s in all (1.5 s each, MP4 and thumbnail)")
+}
