@@ -270,6 +270,7 @@ let package = Package(
             name: "LinuxHardwareTests",
             dependencies: [
                 "GateCore", "GateSim", "Detector", "LinuxHardware", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CMallocCounter",
+                "VideoDelay", "FFmpegVideo", "VideoService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

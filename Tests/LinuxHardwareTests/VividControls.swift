@@ -38,3 +38,33 @@ enum VividControl {
         }
     }
 }
+
+/// vivid's HDMI output and capture input run at DV timings (640×480 by default); the loop
+/// from output to capture needs both at the same timings, set before the formats.
+enum VividTimings {
+    /// Sets the progressive timings of `width`×`height` nearest 60 Hz on the output and the
+    /// capture node. Returns false when vivid offers none of that size.
+    @discardableResult
+    static func set(width: Int, height: Int) throws -> Bool {
+        for path in [Rig.videoOutput, Rig.videoCapture] {
+            let fd = try Sys.openVideo(path)
+            defer { Sys.closeVideo(fd) }
+            var best: (timings: v4l2_dv_timings, hz: Double)?
+            var e = v4l2_enum_dv_timings()
+            while (try? Sys.ioctl(fd, CV4L2_VIDIOC_ENUM_DV_TIMINGS(), &e, op: "VIDIOC_ENUM_DV_TIMINGS", path: path)) != nil {
+                let bt = e.timings.bt
+                let total = Double(bt.width + bt.hfrontporch + bt.hsync + bt.hbackporch)
+                    * Double(bt.height + bt.vfrontporch + bt.vsync + bt.vbackporch)
+                let hz = total > 0 ? Double(bt.pixelclock) / total : 0
+                if Int(bt.width) == width, Int(bt.height) == height, bt.interlaced == 0,
+                   best.map({ abs($0.hz - 60) > abs(hz - 60) }) ?? true {
+                    best = (e.timings, hz)
+                }
+                e.index += 1
+            }
+            guard var t = best?.timings else { return false }
+            _ = try Sys.ioctl(fd, CV4L2_VIDIOC_S_DV_TIMINGS(), &t, op: "VIDIOC_S_DV_TIMINGS", path: path)
+        }
+        return true
+    }
+}
