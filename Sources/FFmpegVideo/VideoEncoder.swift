@@ -270,3 +270,36 @@ public final class CodecParameters: @unchecked Sendable {
     /// FFmpeg's short name of the codec, e.g. "h264".
     public var codecName: String { String(cString: avcodec_get_name(pointer.pointee.codec_id)) }
 }
+
+extension H264Encoder {
+    /// Frames a second `kind` encodes at `width`×`height` on this machine: `frames` grey
+    /// frames of moving texture, timed on the monotonic clock. Throws when the encoder
+    /// cannot open (not in this FFmpeg, or its device is missing).
+    public static func throughput(_ kind: H264EncoderKind, width: Int, height: Int, fps: Double, frames: Int = 60) throws(FFmpegError) -> Double {
+        let encoder = try H264Encoder(VideoEncoderSettings(width: width, height: height, fps: fps,
+                                                           bitsPerSecond: VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps),
+                                                           encoder: kind))
+        var luma = [UInt8](repeating: 0, count: width * height)
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        let start = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        for i in 0..<frames {
+            for y in stride(from: 0, to: height, by: 1) {
+                for x in stride(from: 0, to: width, by: 8) { luma[y * width + x] = UInt8(truncatingIfNeeded: x + y + i * 5) }
+            }
+            var failure: FFmpegError?
+            luma.withUnsafeBytes { p in
+                do throws(FFmpegError) {
+                    try encoder.encode(RawFrame(base: p.baseAddress!, width: width, height: height, bytesPerRow: width, format: .gray8,
+                                                timestamp: MonotonicInstant(seconds: Double(i) / fps), sequence: UInt64(i))) { _ in }
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+        }
+        try encoder.finish { _ in }
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(frames) / max(1e-9, Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - start)
+    }
+}

@@ -4,6 +4,7 @@
 
 import ArgumentParser
 import Engine
+import FFmpegVideo
 import Foundation
 import GateConfig
 import GateCore
@@ -37,6 +38,7 @@ struct SelfTestCommand: ParsableCommand {
         rows += checkCamera(settings.board.camera)
         rows += checkGPIO(settings.board)
         rows.append(checkAudio(settings.board.audio))
+        rows += checkVideo(settings)
         let w = max(8, rows.map(\.check.count).max() ?? 8)
         print("check".padding(w) + "  result  detail")
         for r in rows { print(r.check.padding(w) + "  " + r.result.rawValue.padding(6) + "  " + r.detail) }
@@ -44,6 +46,34 @@ struct SelfTestCommand: ParsableCommand {
         print("")
         print(failed == 0 ? "all checks passed" : "\(failed) check(s) failed: fix what the detail says, then run selftest again")
         if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// The H.264 encoders this FFmpeg has, opened at the camera's size and timed on two
+    /// seconds of frames: whether the delayed video can keep up. Only a failure of the one
+    /// `[video]` uses fails the self-test.
+    func checkVideo(_ settings: GateSettings) -> [CheckRow] {
+        let cam = settings.board.camera
+        let fps = Double(cam.fps)
+        let chosen = settings.video.map { $0.encoder(forModel: GateSettings.deviceModel()) }
+        return H264EncoderKind.allCases.map { kind in
+            let used = chosen == kind.rawValue
+            let name = "video " + kind.rawValue
+            guard kind.isBuiltIn else {
+                return CheckRow(check: name, result: used ? .fail : .skip, detail: "this FFmpeg has no \(kind.rawValue) encoder")
+            }
+            do throws(FFmpegError) {
+                let rate = try H264Encoder.throughput(kind, width: cam.width, height: cam.height, fps: fps, frames: Int(2 * fps))
+                let detail = "\(Int(rate)) fps at \(cam.width)x\(cam.height) (the camera gives \(cam.fps))" + (used ? ", used by [video]" : "")
+                if rate >= fps * 1.2 { return CheckRow(check: name, result: .pass, detail: detail) }
+                return CheckRow(check: name, result: used ? .fail : .warn,
+                                detail: detail + ": too slow; lower [camera] fps, or use the board's hardware encoder")
+            } catch {
+                let why = kind == .v4l2m2m
+                    ? "no V4L2 memory-to-memory H.264 encoder answered (a Raspberry Pi 4 has one, /dev/video11; FFmpeg says: \(error.message))"
+                    : error.description
+                return CheckRow(check: name, result: used ? .fail : .skip, detail: why)
+            }
+        }
     }
 
     func checkClock() -> CheckRow {
