@@ -124,7 +124,7 @@ let package = Package(
         .target(
             name: "WebUI",
             dependencies: [
-                "GateCore", "SQLiteStore", "Calculators",
+                "GateCore", "SQLiteStore", "Calculators", "VideoDelay",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -246,7 +246,7 @@ let package = Package(
         .testTarget(
             name: "WebUITests",
             dependencies: [
-                "GateCore", "SQLiteStore", "WebUI",
+                "GateCore", "SQLiteStore", "WebUI", "VideoDelay",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings

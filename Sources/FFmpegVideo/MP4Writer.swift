@@ -66,15 +66,8 @@ public final class MP4Writer {
             throw FFmpegError("writing \(path)", message: "packet time \(time) is not after the previous packet's")
         }
         lastPTS = pts
-        av_packet_unref(packet)
-        try FFmpegError.check(av_new_packet(packet, Int32(bytes.count)), "writing \(path)")
-        if let src = bytes.baseAddress, bytes.count > 0 {
-            packet.pointee.data.update(from: src.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-        }
-        packet.pointee.pts = pts
-        packet.pointee.dts = pts
+        try packet.fill(bytes, pts: pts, keyframe: keyframe, operation: "writing \(path)")
         packet.pointee.stream_index = stream.pointee.index
-        if keyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }
         av_packet_rescale_ts(packet, H264Encoder.timeBase, stream.pointee.time_base)
         try FFmpegError.check(av_interleaved_write_frame(format, packet), "writing \(path)")
         packets += 1

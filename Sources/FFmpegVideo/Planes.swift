@@ -4,28 +4,9 @@
 import CFFmpeg
 public import GateCore
 
-/// The planes of one frame in camera layout (as `FrameView` and `FrameTap` hold it).
-public struct RawFrame {
-    /// First byte of the luma plane (packed data for YUYV); 4:2:0 chroma follows it.
-    public var base: UnsafeRawPointer
-    public var width: Int
-    public var height: Int
-    public var bytesPerRow: Int
-    public var format: PixelFormat
-    public var timestamp: MonotonicInstant
-    public var sequence: UInt64
-
-    public init(base: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int, format: PixelFormat,
-                timestamp: MonotonicInstant, sequence: UInt64) {
-        self.base = base
-        self.width = width
-        self.height = height
-        self.bytesPerRow = bytesPerRow
-        self.format = format
-        self.timestamp = timestamp
-        self.sequence = sequence
-    }
-
+/// A camera frame's planes as FFmpeg takes them: the luma plane (packed data for YUYV)
+/// with 4:2:0 chroma following it, as `FrameView` and `FrameTap` hold frames.
+extension FrameView {
     /// FFmpeg's name for the layout, or nil for one the video path does not take.
     var avFormat: AVPixelFormat? {
         switch format {

@@ -20,10 +20,10 @@ public struct DecodedPicture {
 
 /// One decoder for one stream's packets, in order. Used from one thread.
 public final class VideoDecoder {
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
-    private var released = false
+    private var handles: CodecHandles
+    private var context: UnsafeMutablePointer<AVCodecContext> { handles.context }
+    private var frame: UnsafeMutablePointer<AVFrame> { handles.frame }
+    private var packet: UnsafeMutablePointer<AVPacket> { handles.packet }
 
     /// A decoder for the stream `parameters` describe (the encoder's or a file's).
     public init(_ parameters: CodecParameters) throws(FFmpegError) {
@@ -35,9 +35,7 @@ public final class VideoDecoder {
         guard let ctx = avcodec_alloc_context3(codec), let f = av_frame_alloc(), let p = av_packet_alloc() else {
             throw FFmpegError("opening a \(name) decoder", message: "out of memory")
         }
-        context = ctx
-        frame = f
-        packet = p
+        handles = CodecHandles(context: ctx, frame: f, packet: p)
         do throws(FFmpegError) {
             try FFmpegError.check(avcodec_parameters_to_context(ctx, parameters.pointer), "opening a \(name) decoder")
             // Why: frame threading holds back one picture per thread; the delayed view wants
@@ -45,36 +43,17 @@ public final class VideoDecoder {
             ctx.pointee.thread_type = FF_THREAD_SLICE
             try FFmpegError.check(avcodec_open2(ctx, codec, nil), "opening a \(name) decoder")
         } catch {
-            release()
+            handles.free()
             throw error
         }
     }
 
-    deinit { release() }
-
-    /// Frees what FFmpeg allocated; once only (a failed init releases, then deinit runs).
-    private func release() {
-        guard !released else { return }
-        released = true
-        var c: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&c)
-        var f: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
-    }
+    deinit { handles.free() }
 
     /// Decodes one packet; `picture` receives each picture it completes.
     public func decode(_ bytes: UnsafeRawBufferPointer, pts: Int64 = 0, keyframe: Bool = false,
                        picture: (DecodedPicture) throws -> Void) throws {
-        av_packet_unref(packet)
-        try FFmpegError.check(av_new_packet(packet, Int32(bytes.count)), "decoding")
-        if let src = bytes.baseAddress, bytes.count > 0 {
-            packet.pointee.data.update(from: src.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-        }
-        packet.pointee.pts = pts
-        packet.pointee.dts = pts
-        if keyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }
+        try packet.fill(bytes, pts: pts, keyframe: keyframe, operation: "decoding")
         try send(packet, picture: picture)
     }
 

@@ -8,7 +8,7 @@ public import GateCore
 /// callback that receives it.
 public struct EncodedPacket {
     public var bytes: UnsafeRawBufferPointer
-    /// Capture time of the frame (the `RawFrame`'s timestamp).
+    /// Capture time of the frame (the `FrameView`'s timestamp).
     public var time: MonotonicInstant
     public var sequence: UInt64
     public var keyframe: Bool
@@ -60,15 +60,15 @@ public struct VideoEncoderSettings: Hashable, Sendable {
 /// Used from one thread (the video thread).
 public final class H264Encoder {
     public let settings: VideoEncoderSettings
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    private var handles: CodecHandles
+    private var context: UnsafeMutablePointer<AVCodecContext> { handles.context }
+    private var frame: UnsafeMutablePointer<AVFrame> { handles.frame }
+    private var packet: UnsafeMutablePointer<AVPacket> { handles.packet }
     private var scaler: OpaquePointer?
     private var scalerSource: (AVPixelFormat, Int, Int)?
     /// Capture sequence and time by presentation time, for the packets the encoder still
     /// holds (its time base is coarser than the capture clock).
     private var pending: [(pts: Int64, sequence: UInt64, time: MonotonicInstant)] = []
-    private var released = false
     private var origin: Int64?
 
     /// Microseconds: the time base the gate gives the encoder and the MP4 writer.
@@ -84,7 +84,12 @@ public final class H264Encoder {
             throw FFmpegError("opening the H.264 encoder \(name)", message: "this FFmpeg has no such encoder")
         }
         guard let ctx = avcodec_alloc_context3(codec) else { throw FFmpegError("opening \(name)", message: "out of memory") }
-        context = ctx
+        guard let f = av_frame_alloc(), let p = av_packet_alloc() else {
+            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+            avcodec_free_context(&c)
+            throw FFmpegError("opening \(name)", message: "out of memory")
+        }
+        handles = CodecHandles(context: ctx, frame: f, packet: p)
         self.settings = settings
         ctx.pointee.width = Int32(settings.width)
         ctx.pointee.height = Int32(settings.height)
@@ -98,8 +103,9 @@ public final class H264Encoder {
         ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
         if settings.encoder == .x264 {
             // Why: "zerolatency" turns off lookahead and frame threading, so a frame's packet
-            // comes out of the call that took the frame; "veryfast" holds 720p60 on a Pi 4's
-            // four cores with room for the gate loop.
+            // comes out of the call that took the frame; "veryfast" encodes 720p at about
+            // twice 60 fps on the two x86 cores of the development machine (BENCHMARKS.md;
+            // not measured on a Pi, whose own encoder `auto` picks where it has one).
             av_opt_set(ctx.pointee.priv_data, "preset", "veryfast", 0)
             av_opt_set(ctx.pointee.priv_data, "tune", "zerolatency", 0)
             // A keyframe exactly every keyframeInterval frames, not only at scene cuts.
@@ -107,13 +113,6 @@ public final class H264Encoder {
             // x264 picks its threads (sliced, with zerolatency: no frame of delay added).
             ctx.pointee.thread_count = 0
         }
-        guard let f = av_frame_alloc(), let p = av_packet_alloc() else {
-            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
-            throw FFmpegError("opening \(name)", message: "out of memory")
-        }
-        frame = f
-        packet = p
         f.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         f.pointee.width = Int32(settings.width)
         f.pointee.height = Int32(settings.height)
@@ -121,25 +120,14 @@ public final class H264Encoder {
             try FFmpegError.check(avcodec_open2(ctx, codec, nil), "opening the H.264 encoder \(name)")
             try FFmpegError.check(av_frame_get_buffer(f, 0), "allocating \(name)'s frame")
         } catch {
-            release()
+            handles.free()
             throw error
         }
     }
 
-    deinit { release() }
-
-    /// Frees what FFmpeg allocated; once only (a failed init releases, then deinit runs).
-    private func release() {
-        guard !released else { return }
-        released = true
-        var c: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&c)
-        var f: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
+    deinit {
+        handles.free()
         if let scaler { sws_freeContext(scaler) }
-        scaler = nil
     }
 
     /// Codec parameters (SPS/PPS included) for a decoder or an MP4 writer.
@@ -148,7 +136,7 @@ public final class H264Encoder {
     }
 
     /// Encodes one frame; `output` receives every packet that becomes ready.
-    public func encode(_ raw: RawFrame, output: (EncodedPacket) -> Void) throws(FFmpegError) {
+    public func encode(_ raw: FrameView, output: (EncodedPacket) -> Void) throws(FFmpegError) {
         guard let source = raw.avFormat else {
             throw FFmpegError("encoding a frame", message: "pixel format \(raw.format) is not supported")
         }
@@ -173,7 +161,7 @@ public final class H264Encoder {
     /// A grey frame's bytes are the luma as the camera gave it: copied as they are, with
     /// neutral chroma. Why not swscale: it takes GRAY8 as full-range and squeezes it into
     /// 16–235, which shifts every sample (a 30 dB ceiling on the round trip).
-    private func copyGray(_ raw: RawFrame) {
+    private func copyGray(_ raw: FrameView) {
         let src = raw.base.assumingMemoryBound(to: UInt8.self)
         let y = frame.plane(0)!, yStride = frame.stride(0)
         for row in 0..<raw.height {
@@ -188,7 +176,7 @@ public final class H264Encoder {
     }
 
     /// Converts and scales a frame with swscale into the encoder's picture.
-    private func convert(_ raw: RawFrame, from source: AVPixelFormat) throws(FFmpegError) {
+    private func convert(_ raw: FrameView, from source: AVPixelFormat) throws(FFmpegError) {
         if scalerSource == nil || scalerSource! != (source, raw.width, raw.height) {
             if let scaler { sws_freeContext(scaler) }
             scaler = sws_getContext(Int32(raw.width), Int32(raw.height), source, Int32(settings.width), Int32(settings.height),
@@ -290,8 +278,8 @@ extension H264Encoder {
             var failure: FFmpegError?
             luma.withUnsafeBytes { p in
                 do throws(FFmpegError) {
-                    try encoder.encode(RawFrame(base: p.baseAddress!, width: width, height: height, bytesPerRow: width, format: .gray8,
-                                                timestamp: MonotonicInstant(seconds: Double(i) / fps), sequence: UInt64(i))) { _ in }
+                    try encoder.encode(FrameView(base: p.baseAddress!, width: width, height: height, bytesPerRow: width, format: .gray8,
+                                                sequence: UInt64(i), timestamp: MonotonicInstant(seconds: Double(i) / fps))) { _ in }
                 } catch {
                     failure = error
                 }

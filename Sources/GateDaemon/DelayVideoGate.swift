@@ -17,17 +17,12 @@ final class DelayVideoDesk: VideoDesk {
 
     func watch() { video.watch() }
 
-    func latest() -> VideoPicture? {
-        video.latest.map { VideoPicture(jpeg: $0.jpeg, width: $0.width, height: $0.height, sequence: $0.sequence, timeNs: $0.time.nanoseconds) }
-    }
+    func latest() -> DelayedPicture? { video.latest }
 
-    func status() -> VideoStatusView {
-        let s = video.status
-        return VideoStatusView(encoder: s.encoder, width: s.width, height: s.height, fps: s.fps, delaySeconds: s.delaySeconds,
-                               preRollSeconds: s.preRollSeconds, postRollSeconds: s.postRollSeconds, framesIn: s.framesIn,
-                               framesDropped: s.framesDropped, bufferSeconds: s.bufferSeconds, bufferSummary: s.bufferSummary,
-                               session: s.session, marksPending: s.marksPending, clipsSaved: s.clipsSaved, clipsLost: s.clipsLost,
-                               storageBytes: video.library.storageBytes, problem: s.problem)
+    func status() -> VideoStatus {
+        var s = video.status
+        s.storageBytes = video.library.storageBytes
+        return s
     }
 
     func set(delaySeconds: Double?, preRollSeconds: Double?, postRollSeconds: Double?) throws(VideoDeskError) {
@@ -48,14 +43,7 @@ final class DelayVideoDesk: VideoDesk {
     func endSession() { video.endSession() }
     func quickSave() { video.quickSave() }
 
-    func sessions() -> [VideoSessionView] {
-        video.library.sessions.reversed().map { s in
-            VideoSessionView(id: s.id, startedAt: s.startedAt, endedAt: s.endedAt, delaySeconds: s.delaySeconds, clips: s.clips.map {
-                VideoClipView(id: $0.id, session: $0.session, index: $0.index, kind: $0.kind, seconds: $0.seconds, frames: $0.frames,
-                              bytes: $0.bytes, truncatedStart: $0.truncatedStart, savedAt: $0.savedAt)
-            })
-        }
-    }
+    func sessions() -> [SessionRecord] { video.library.sessions.reversed() }
 
     func files(clip id: String) -> (video: String, thumbnail: String)? {
         guard let c = video.library.clip(id) else { return nil }

@@ -67,8 +67,8 @@ if doThroughput {
         let t0 = nowNs()
         for (i, f) in scaled.enumerated() {
             try f.withUnsafeBytes { p in
-                try enc.encode(RawFrame(base: p.baseAddress!, width: w, height: h, bytesPerRow: w, format: .gray8,
-                                        timestamp: MonotonicInstant(nanoseconds: Int64(i) * 16_666_667), sequence: UInt64(i))) { packets.append((Array($0.bytes), $0.keyframe)) }
+                try enc.encode(FrameView(base: p.baseAddress!, width: w, height: h, bytesPerRow: w, format: .gray8,
+                                        sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: Int64(i) * 16_666_667))) { packets.append((Array($0.bytes), $0.keyframe)) }
             }
         }
         let encodeS = Double(nowNs() - t0) / 1e9

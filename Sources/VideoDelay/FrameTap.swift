@@ -13,16 +13,10 @@ import Synchronization
 /// Thread affinity: `offer` on the loop thread only; `next`/`release` on the video thread
 /// only; counters from any thread.
 public final class FrameTap: @unchecked Sendable {
-    /// Metadata of a frame in a slot.
+    /// A frame in a slot: its view, and the bytes of its planes as the camera laid them out.
     public struct Slot {
-        /// The copied bytes: the frame's planes as the camera laid them out.
+        public let frame: FrameView
         public let bytes: UnsafeRawBufferPointer
-        public let width: Int
-        public let height: Int
-        public let bytesPerRow: Int
-        public let format: PixelFormat
-        public let sequence: UInt64
-        public let timestamp: MonotonicInstant
     }
 
     private struct Meta {
@@ -126,9 +120,10 @@ public final class FrameTap: @unchecked Sendable {
         guard r < written.pointee.load(ordering: .acquiring) else { return nil }
         let i = Int(r % UInt64(slotCount))
         let m = metas[i]
-        return Slot(bytes: UnsafeRawBufferPointer(start: storage + i * slotBytes, count: m.length), width: m.width,
-                    height: m.height, bytesPerRow: m.bytesPerRow, format: m.format, sequence: m.sequence,
-                    timestamp: MonotonicInstant(nanoseconds: m.time))
+        let base = UnsafeRawPointer(storage + i * slotBytes)
+        return Slot(frame: FrameView(base: base, width: m.width, height: m.height, bytesPerRow: m.bytesPerRow, format: m.format,
+                                     sequence: m.sequence, timestamp: MonotonicInstant(nanoseconds: m.time)),
+                    bytes: UnsafeRawBufferPointer(start: base, count: m.length))
     }
 
     /// Video thread: hands the slot `next` returned back to the loop.

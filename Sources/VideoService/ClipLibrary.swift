@@ -4,43 +4,7 @@
 
 import Foundation
 import Synchronization
-
-/// One saved clip.
-public struct ClipRecord: Codable, Sendable, Hashable {
-    /// `<session>-<index>`, e.g. "20261126-183000-3".
-    public var id: String
-    public var session: String
-    /// Position in its session, from 1: clip i goes with arrow i.
-    public var index: Int
-    /// `mark` (cut around a mark) or `buffer` (a quick save of the whole buffer).
-    public var kind: String
-    /// The marked frame's capture time (CLOCK_MONOTONIC ns) and camera sequence number.
-    public var markNs: Int64
-    public var markSequence: UInt64
-    /// Capture times of the clip's first and last frames, CLOCK_MONOTONIC ns.
-    public var startNs: Int64
-    public var endNs: Int64
-    public var frames: Int
-    public var bytes: Int
-    /// Whether the buffer had already lost part of the pre-roll.
-    public var truncatedStart: Bool
-    /// When the clip was saved, seconds since 1970.
-    public var savedAt: Double
-
-    public var seconds: Double { Double(endNs - startNs) / 1e9 }
-}
-
-/// One delay session: from start to stop, with its clips in order.
-public struct SessionRecord: Codable, Sendable, Hashable {
-    public var id: String
-    /// Seconds since 1970.
-    public var startedAt: Double
-    public var endedAt: Double?
-    public var delaySeconds: Double
-    public var preRollSeconds: Double
-    public var postRollSeconds: Double
-    public var clips: [ClipRecord]
-}
+public import VideoDelay
 
 /// Why the library refused something.
 public struct ClipLibraryError: Error, Hashable, Sendable, CustomStringConvertible {

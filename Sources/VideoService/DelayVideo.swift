@@ -38,48 +38,6 @@ public struct DelayVideoConfig: Sendable {
     }
 }
 
-/// The delayed picture a browser is shown.
-public struct DelayedPicture: Sendable, Hashable {
-    public var jpeg: [UInt8]
-    public var width: Int
-    public var height: Int
-    /// The frame's camera sequence number and capture time.
-    public var sequence: UInt64
-    public var time: MonotonicInstant
-    /// When the picture was ready to send (for the added-latency figure).
-    public var publishedAt: MonotonicInstant
-}
-
-/// Counters and settings the page shows.
-public struct DelayVideoStatus: Sendable, Hashable, Codable {
-    public var encoder: String
-    public var width: Int
-    public var height: Int
-    public var fps: Double
-    public var delaySeconds: Double
-    public var preRollSeconds: Double
-    public var postRollSeconds: Double
-    /// Frames the tap copied, dropped (the video thread was behind) and the encoder took.
-    public var framesIn: UInt64
-    public var framesDropped: UInt64
-    public var framesEncoded: UInt64
-    /// Seconds of video in the ring, its bytes and its capacity.
-    public var bufferSeconds: Double
-    public var bufferBytes: Int
-    public var bufferCapacityBytes: Int
-    /// "about N min at these settings".
-    public var bufferSummary: String
-    public var session: String?
-    public var marksPending: Int
-    public var clipsSaved: Int
-    /// Marks whose frames left the buffer before they could be saved.
-    public var clipsLost: Int
-    /// Time spent cutting clips (MP4 and thumbnail), seconds, since start.
-    public var clipSeconds: Double
-    /// The last error that still matters (a full disk, an encoder failure), or nil.
-    public var problem: String?
-}
-
 /// Runs the delay mode on its own thread. The gate loop offers frames to `tap`; the
 /// thread encodes them into the ring; a viewer's `watch` keeps delayed pictures coming;
 /// marks become clips once their post-roll is captured.
@@ -99,7 +57,7 @@ public final class DelayVideo: @unchecked Sendable {
         /// Marks waiting to be cut, each with the delayed picture shown when it was made.
         var pendingMarks: [(mark: Mark, shown: DelayedPicture?)] = []
         var quickSave = false
-        var status: DelayVideoStatus
+        var status: VideoStatus
         var latest: DelayedPicture?
         var savedClips: [ClipRecord] = []
     }
@@ -127,18 +85,18 @@ public final class DelayVideo: @unchecked Sendable {
         // Eight slots (133 ms at 60 fps): the encoder falls a few frames behind at a keyframe
         // or while a clip is cut.
         tap = FrameTap(slots: 8, slotBytes: config.width * config.height * 2)
-        let status = DelayVideoStatus(
+        let status = VideoStatus(
             encoder: config.encoder.rawValue, width: config.width, height: config.height, fps: config.fps,
             delaySeconds: config.delay.delay.seconds, preRollSeconds: config.roll.preRoll.seconds,
             postRollSeconds: config.roll.postRoll.seconds, framesIn: 0, framesDropped: 0, framesEncoded: 0,
             bufferSeconds: 0, bufferBytes: 0, bufferCapacityBytes: config.budget.bytes, bufferSummary: config.budget.summary,
-            session: nil, marksPending: 0, clipsSaved: 0, clipsLost: 0, clipSeconds: 0, problem: nil)
+            session: nil, marksPending: 0, clipsSaved: 0, clipsLost: 0, clipSeconds: 0, storageBytes: 0, problem: nil)
         shared = Mutex(Shared(delay: config.delay, roll: config.roll, status: status))
     }
 
     // MARK: Any thread
 
-    public var status: DelayVideoStatus { shared.withLock { $0.status } }
+    public var status: VideoStatus { shared.withLock { $0.status } }
     /// The newest delayed picture, if a viewer has been watching.
     public var latest: DelayedPicture? { shared.withLock { $0.latest } }
 
@@ -266,10 +224,8 @@ public final class DelayVideo: @unchecked Sendable {
         var took = false
         while let slot = tap.next() {
             took = true
-            let raw = RawFrame(base: slot.bytes.baseAddress!, width: slot.width, height: slot.height, bytesPerRow: slot.bytesPerRow,
-                               format: slot.format, timestamp: slot.timestamp, sequence: slot.sequence)
             do {
-                try encoder!.encode(raw) { p in
+                try encoder!.encode(slot.frame) { p in
                     ringLock.lock()
                     ring.append(p.bytes, time: p.time, sequence: p.sequence, keyframe: p.keyframe)
                     ringLock.unlock()

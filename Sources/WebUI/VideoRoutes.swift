@@ -2,9 +2,11 @@
 // The delay mode's routes: the delayed picture, settings, marks, sessions and clips.
 
 import Foundation
+import GateCore
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import VideoDelay
 
 extension WebServer {
     /// The gate's delay mode; 404 saying how to turn it on when the gate runs without it.
@@ -33,7 +35,7 @@ extension WebServer {
             if let after {
                 var waited = 0
                 // Why 2 ms: a picture is sent within 2 ms of being ready, far below a frame.
-                while (picture?.timeNs ?? .min) <= after && waited < 500 {
+                while (picture?.time.nanoseconds ?? .min) <= after && waited < 500 {
                     try await Task.sleep(for: .milliseconds(2))
                     waited += 1
                     if waited % 100 == 0 { desk.watch() }
@@ -46,7 +48,7 @@ extension WebServer {
             }
             return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store",
                                                    HTTPField.Name("X-Frame-Sequence")!: String(p.sequence),
-                                                   HTTPField.Name("X-Frame-Time-Ns")!: String(p.timeNs)],
+                                                   HTTPField.Name("X-Frame-Time-Ns")!: String(p.time.nanoseconds)],
                             body: .init(byteBuffer: ByteBuffer(bytes: p.jpeg)))
         }
         router.put("/api/video/settings") { request, context in

@@ -202,7 +202,7 @@ extension GateLoopTests {
         var expected = [UInt8](repeating: 0, count: spec.width * spec.height)
         for i in 0..<spec.frameCount {
             let slot = try #require(tap.next())
-            #expect(slot.sequence == UInt64(i))
+            #expect(slot.frame.sequence == UInt64(i))
             expected.withUnsafeMutableBufferPointer { renderer.render(frame: i, into: $0) }
             if i % 17 == 0 { #expect(Array(slot.bytes) == expected, "frame \(i)") }
             tap.release()

@@ -20,8 +20,8 @@ struct FFmpegVideoTests {
         for i in 0..<count {
             let luma = scene.luma(i)
             try luma.withUnsafeBytes { p in
-                let raw = RawFrame(base: p.baseAddress!, width: scene.width, height: scene.height, bytesPerRow: scene.width,
-                                   format: .gray8, timestamp: scene.time(i), sequence: UInt64(i))
+                let raw = FrameView(base: p.baseAddress!, width: scene.width, height: scene.height, bytesPerRow: scene.width,
+                                   format: .gray8, sequence: UInt64(i), timestamp: scene.time(i))
                 try encoder.encode(raw) { ring.append($0.bytes, time: $0.time, sequence: $0.sequence, keyframe: $0.keyframe) }
             }
         }
@@ -77,8 +77,8 @@ struct FFmpegVideoTests {
                     bytes = luma + [UInt8](repeating: 128, count: 320 * 240 / 2)
                 }
                 try bytes.withUnsafeBytes { p in
-                    let raw = RawFrame(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: stride, format: format,
-                                       timestamp: scene.time(i), sequence: UInt64(i))
+                    let raw = FrameView(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: stride, format: format,
+                                       sequence: UInt64(i), timestamp: scene.time(i))
                     try encoder.encode(raw) { packet in
                         try? decoder.decode(packet.bytes) { worst = min(worst, psnr($0, scene.luma(i), width: 320)) }
                     }
@@ -103,8 +103,8 @@ struct FFmpegVideoTests {
             frames.append(Array(clip.luma))
             let t = MonotonicInstant(nanoseconds: 100_000_000_000 + Int64(i) * 33_333_333)
             try frames[i].withUnsafeBytes { p in
-                let raw = RawFrame(base: p.baseAddress!, width: 320, height: 180, bytesPerRow: 320, format: .gray8,
-                                   timestamp: t, sequence: UInt64(i))
+                let raw = FrameView(base: p.baseAddress!, width: 320, height: 180, bytesPerRow: 320, format: .gray8,
+                                   sequence: UInt64(i), timestamp: t)
                 try encoder.encode(raw) { ring.append($0.bytes, time: $0.time, sequence: $0.sequence, keyframe: $0.keyframe) }
             }
             // Every 7th frame, show the delayed view as a fresh viewer would: decode from the
@@ -266,8 +266,8 @@ struct FFmpegVideoTests {
         let bytes = [UInt8](repeating: 0, count: 64 * 48 * 3)
         let e = #expect(throws: FFmpegError.self) {
             try bytes.withUnsafeBytes { p in
-                try encoder.encode(RawFrame(base: p.baseAddress!, width: 64, height: 48, bytesPerRow: 192, format: PixelFormat(fourcc: "RGB3"),
-                                            timestamp: .init(nanoseconds: 0), sequence: 0)) { _ in }
+                try encoder.encode(FrameView(base: p.baseAddress!, width: 64, height: 48, bytesPerRow: 192, format: PixelFormat(fourcc: "RGB3"),
+                                            sequence: 0, timestamp: .init(nanoseconds: 0))) { _ in }
             }
         }
         #expect(e?.message == "pixel format RGB3 is not supported")

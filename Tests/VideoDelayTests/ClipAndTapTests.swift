@@ -98,10 +98,10 @@ struct ClipAndTapTests {
         #expect(tap.copied == 3 && tap.dropped == 2)
         for i in 0..<3 {
             let s = try #require(tap.next())
-            #expect(s.sequence == UInt64(i))
+            #expect(s.frame.sequence == UInt64(i))
             #expect(s.bytes.count == 80 * 48)
             #expect(s.bytes.allSatisfy { $0 == UInt8(i) })
-            #expect(s.timestamp == MonotonicInstant(nanoseconds: Int64(i) * 16_666_667))
+            #expect(s.frame.timestamp == MonotonicInstant(nanoseconds: Int64(i) * 16_666_667))
             tap.release()
         }
         #expect(tap.next() == nil)
@@ -127,9 +127,9 @@ struct ClipAndTapTests {
                     continue
                 }
                 let first = s.bytes[0], lastByte = s.bytes[s.bytes.count - 1]
-                ordered = ordered && first == lastByte && first == UInt8(truncatingIfNeeded: s.sequence)
-                if let l = last, s.sequence <= l { ordered = false }
-                last = s.sequence
+                ordered = ordered && first == lastByte && first == UInt8(truncatingIfNeeded: s.frame.sequence)
+                if let l = last, s.frame.sequence <= l { ordered = false }
+                last = s.frame.sequence
                 seen += 1
                 tap.release()
             }

@@ -9,6 +9,7 @@ import Hummingbird
 import HummingbirdTesting
 import Synchronization
 import Testing
+import VideoDelay
 @testable import WebUI
 
 /// A desk that records what the routes ask and serves files from a directory.
@@ -16,22 +17,23 @@ final class StandInVideoDesk: VideoDesk {
     struct State {
         var watched = 0
         var marks = 0
-        var picture: VideoPicture?
+        var picture: DelayedPicture?
         var delay = 5.0, pre = 5.0, post = 2.0
         var calls: [String] = []
-        var clips: [VideoClipView] = []
+        var clips: [ClipRecord] = []
     }
     let state = Mutex(State())
     let directory: String
     init(directory: String) { self.directory = directory }
 
     func watch() { state.withLock { $0.watched += 1 } }
-    func latest() -> VideoPicture? { state.withLock { $0.picture } }
-    func status() -> VideoStatusView {
+    func latest() -> DelayedPicture? { state.withLock { $0.picture } }
+    func status() -> VideoStatus {
         state.withLock { s in
-            VideoStatusView(encoder: "libx264", width: 640, height: 480, fps: 60, delaySeconds: s.delay, preRollSeconds: s.pre,
-                            postRollSeconds: s.post, framesIn: 10, framesDropped: 0, bufferSeconds: 1, bufferSummary: "about 9 min at these settings",
-                            session: nil, marksPending: s.marks, clipsSaved: s.clips.count, clipsLost: 0, storageBytes: 1234, problem: nil)
+            VideoStatus(encoder: "libx264", width: 640, height: 480, fps: 60, delaySeconds: s.delay, preRollSeconds: s.pre,
+                        postRollSeconds: s.post, framesIn: 10, framesDropped: 0, framesEncoded: 10, bufferSeconds: 1, bufferBytes: 1000,
+                        bufferCapacityBytes: 1 << 20, bufferSummary: "about 9 min at these settings", session: nil, marksPending: s.marks,
+                        clipsSaved: s.clips.count, clipsLost: 0, clipSeconds: 0, storageBytes: 1234, problem: nil)
         }
     }
     func set(delaySeconds: Double?, preRollSeconds: Double?, postRollSeconds: Double?) throws(VideoDeskError) {
@@ -46,8 +48,9 @@ final class StandInVideoDesk: VideoDesk {
     func startSession() { state.withLock { $0.calls.append("start") } }
     func endSession() { state.withLock { $0.calls.append("stop") } }
     func quickSave() { state.withLock { $0.calls.append("quick") } }
-    func sessions() -> [VideoSessionView] {
-        [VideoSessionView(id: "s1", startedAt: 1, endedAt: nil, delaySeconds: 5, clips: state.withLock { $0.clips })]
+    func sessions() -> [SessionRecord] {
+        [SessionRecord(id: "s1", startedAt: 1, endedAt: nil, delaySeconds: 5, preRollSeconds: 5, postRollSeconds: 2,
+                       clips: state.withLock { $0.clips })]
     }
     func files(clip id: String) -> (video: String, thumbnail: String)? {
         state.withLock { $0.clips.contains { $0.id == id } } ? (directory + "/\(id).mp4", directory + "/\(id).jpg") : nil
@@ -108,7 +111,7 @@ struct VideoRouteTests {
         f.bridge.video.connect(desk)
         try await f.test { client in
             try await client.execute(uri: "/api/video/delayed.jpg", method: .get) { r in #expect(r.status == .serviceUnavailable) }
-            desk.state.withLock { $0.picture = VideoPicture(jpeg: tinyJPEG, width: 4, height: 4, sequence: 7, timeNs: 1_000) }
+            desk.state.withLock { $0.picture = DelayedPicture(jpeg: tinyJPEG, width: 4, height: 4, sequence: 7, time: .init(nanoseconds: 1_000), publishedAt: .init(nanoseconds: 0)) }
             try await client.execute(uri: "/api/video/delayed.jpg?after=0", method: .get) { r in
                 #expect(r.status == .ok && r.headers[HTTPField.Name("X-Frame-Time-Ns")!] == "1000")
                 #expect(Array(r.body.readableBytesView) == tinyJPEG)
@@ -116,7 +119,7 @@ struct VideoRouteTests {
             // Asking for a picture after 1000 ns waits until one is published.
             let publisher = Task {
                 try await Task.sleep(for: .milliseconds(150))
-                desk.state.withLock { $0.picture = VideoPicture(jpeg: tinyJPEG, width: 4, height: 4, sequence: 8, timeNs: 2_000) }
+                desk.state.withLock { $0.picture = DelayedPicture(jpeg: tinyJPEG, width: 4, height: 4, sequence: 8, time: .init(nanoseconds: 2_000), publishedAt: .init(nanoseconds: 0)) }
             }
             try await client.execute(uri: "/api/video/delayed.jpg?after=1000", method: .get) { r in
                 #expect(r.status == .ok && r.headers[HTTPField.Name("X-Frame-Time-Ns")!] == "2000")
@@ -134,10 +137,10 @@ struct VideoRouteTests {
         try Data(mp4).write(to: URL(fileURLWithPath: f.directory.path + "/s1-1.mp4"))
         try Data(tinyJPEG).write(to: URL(fileURLWithPath: f.directory.path + "/s1-1.jpg"))
         desk.state.withLock {
-            $0.clips = [VideoClipView(id: "s1-1", session: "s1", index: 1, kind: "mark", seconds: 2, frames: 60, bytes: 1000,
-                                      truncatedStart: false, savedAt: 1),
-                        VideoClipView(id: "s1-2", session: "s1", index: 2, kind: "mark", seconds: 2, frames: 60, bytes: 1000,
-                                      truncatedStart: false, savedAt: 2)]
+            $0.clips = [ClipRecord(id: "s1-1", session: "s1", index: 1, kind: "mark", markNs: 1_000_000_000, markSequence: 30,
+                                   startNs: 0, endNs: 2_000_000_000, frames: 60, bytes: 1000, truncatedStart: false, savedAt: 1),
+                        ClipRecord(id: "s1-2", session: "s1", index: 2, kind: "mark", markNs: 1_000_000_000, markSequence: 30,
+                                   startNs: 0, endNs: 2_000_000_000, frames: 60, bytes: 1000, truncatedStart: false, savedAt: 2)]
         }
         f.bridge.video.connect(desk)
         try await f.test { client in

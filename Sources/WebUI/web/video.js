@@ -106,7 +106,7 @@ async function loadClips() {
       tick.onchange = () => { $("v-delete").disabled = !box.querySelector("input:checked"); };
       const img = el("img"); img.src = "/api/video/clips/" + c.id + ".jpg"; img.alt = "Clip " + c.index;
       img.onclick = () => play(c.id);
-      const text = el("span", (c.kind === "buffer" ? "Buffer " : "Clip ") + c.index + " · " + fmt(c.seconds, 1) + " s · " + mb(c.bytes) +
+      const text = el("span", (c.kind === "buffer" ? "Buffer " : "Clip ") + c.index + " · " + fmt((c.endNs - c.startNs) / 1e9, 1) + " s · " + mb(c.bytes) +
         (c.truncatedStart ? " · start cut by the buffer" : ""));
       const open = el("button", "Play"); open.onclick = () => play(c.id);
       row.append(tick, img, text, open);

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the delay mode reports and keeps: its status, the delayed picture, sessions and clips.
+
+public import GateCore
+
+/// The delayed picture a browser is shown.
+public struct DelayedPicture: Sendable, Hashable {
+    public var jpeg: [UInt8]
+    public var width: Int
+    public var height: Int
+    /// The frame's camera sequence number and capture time.
+    public var sequence: UInt64
+    public var time: MonotonicInstant
+    /// When the picture was ready to send (for the added-latency figure).
+    public var publishedAt: MonotonicInstant
+
+    public init(jpeg: [UInt8], width: Int, height: Int, sequence: UInt64, time: MonotonicInstant, publishedAt: MonotonicInstant) {
+        self.jpeg = jpeg
+        self.width = width
+        self.height = height
+        self.sequence = sequence
+        self.time = time
+        self.publishedAt = publishedAt
+    }
+}
+
+/// Counters and settings the page shows.
+public struct VideoStatus: Sendable, Hashable, Codable {
+    public var encoder: String
+    public var width: Int
+    public var height: Int
+    public var fps: Double
+    public var delaySeconds: Double
+    public var preRollSeconds: Double
+    public var postRollSeconds: Double
+    /// Frames the tap copied, dropped (the video thread was behind) and the encoder took.
+    public var framesIn: UInt64
+    public var framesDropped: UInt64
+    public var framesEncoded: UInt64
+    /// Seconds of video in the ring, its bytes and its capacity.
+    public var bufferSeconds: Double
+    public var bufferBytes: Int
+    public var bufferCapacityBytes: Int
+    /// "about N min at these settings".
+    public var bufferSummary: String
+    public var session: String?
+    public var marksPending: Int
+    public var clipsSaved: Int
+    /// Marks whose frames left the buffer before they could be saved.
+    public var clipsLost: Int
+    /// Time spent cutting clips (MP4 and thumbnail), seconds, since start.
+    public var clipSeconds: Double
+    /// Bytes the saved clips take on disk (filled in by whoever reads the library).
+    public var storageBytes: Int
+    /// The last error that still matters (a full disk, an encoder failure), or nil.
+    public var problem: String?
+
+    public init(encoder: String, width: Int, height: Int, fps: Double, delaySeconds: Double, preRollSeconds: Double,
+                postRollSeconds: Double, framesIn: UInt64, framesDropped: UInt64, framesEncoded: UInt64,
+                bufferSeconds: Double, bufferBytes: Int, bufferCapacityBytes: Int, bufferSummary: String, session: String?,
+                marksPending: Int, clipsSaved: Int, clipsLost: Int, clipSeconds: Double, storageBytes: Int, problem: String?) {
+        self.encoder = encoder
+        self.width = width
+        self.height = height
+        self.fps = fps
+        self.delaySeconds = delaySeconds
+        self.preRollSeconds = preRollSeconds
+        self.postRollSeconds = postRollSeconds
+        self.framesIn = framesIn
+        self.framesDropped = framesDropped
+        self.framesEncoded = framesEncoded
+        self.bufferSeconds = bufferSeconds
+        self.bufferBytes = bufferBytes
+        self.bufferCapacityBytes = bufferCapacityBytes
+        self.bufferSummary = bufferSummary
+        self.session = session
+        self.marksPending = marksPending
+        self.clipsSaved = clipsSaved
+        self.clipsLost = clipsLost
+        self.clipSeconds = clipSeconds
+        self.storageBytes = storageBytes
+        self.problem = problem
+    }
+}
+
+/// One saved clip.
+public struct ClipRecord: Codable, Sendable, Hashable {
+    /// `<session>-<index>`, e.g. "20261126-183000-3".
+    public var id: String
+    public var session: String
+    /// Position in its session, from 1: clip i goes with arrow i.
+    public var index: Int
+    /// `mark` (cut around a mark) or `buffer` (a quick save of the whole buffer).
+    public var kind: String
+    /// The marked frame's capture time (CLOCK_MONOTONIC ns) and camera sequence number.
+    public var markNs: Int64
+    public var markSequence: UInt64
+    /// Capture times of the clip's first and last frames, CLOCK_MONOTONIC ns.
+    public var startNs: Int64
+    public var endNs: Int64
+    public var frames: Int
+    public var bytes: Int
+    /// Whether the buffer had already lost part of the pre-roll.
+    public var truncatedStart: Bool
+    /// When the clip was saved, seconds since 1970.
+    public var savedAt: Double
+
+    public var seconds: Double { Double(endNs - startNs) / 1e9 }
+
+    public init(id: String, session: String, index: Int, kind: String, markNs: Int64, markSequence: UInt64, startNs: Int64,
+                endNs: Int64, frames: Int, bytes: Int, truncatedStart: Bool, savedAt: Double) {
+        self.id = id
+        self.session = session
+        self.index = index
+        self.kind = kind
+        self.markNs = markNs
+        self.markSequence = markSequence
+        self.startNs = startNs
+        self.endNs = endNs
+        self.frames = frames
+        self.bytes = bytes
+        self.truncatedStart = truncatedStart
+        self.savedAt = savedAt
+    }
+}
+
+/// One delay session: from start to stop, with its clips in order.
+public struct SessionRecord: Codable, Sendable, Hashable {
+    public var id: String
+    /// Seconds since 1970.
+    public var startedAt: Double
+    public var endedAt: Double?
+    public var delaySeconds: Double
+    public var preRollSeconds: Double
+    public var postRollSeconds: Double
+    public var clips: [ClipRecord]
+
+    public init(id: String, startedAt: Double, endedAt: Double?, delaySeconds: Double, preRollSeconds: Double,
+                postRollSeconds: Double, clips: [ClipRecord]) {
+        self.id = id
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.delaySeconds = delaySeconds
+        self.preRollSeconds = preRollSeconds
+        self.postRollSeconds = postRollSeconds
+        self.clips = clips
+    }
+}
+
