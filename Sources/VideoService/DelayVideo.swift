@@ -341,8 +341,15 @@ public final class DelayVideo: @unchecked Sendable {
         defer { let spent = clock().since(started).seconds; shared.withLock { $0.status.clipSeconds += spent } }
         let index = library.nextIndex(session)
         let part = library.partPath(session: session, index: index)
-        let (origin, markPacket, endTime) = locked {
-            (ring.time(packets.showFrom), ring.newest(atOrBefore: window.mark.time) ?? packets.showFrom, ring.time(packets.through))
+        // The encoder may have evicted the oldest packets since the window was found (a
+        // quick save starts at the oldest): start at what is still there.
+        let found = locked { () -> (MonotonicInstant, UInt64, MonotonicInstant)? in
+            let show = max(packets.showFrom, ring.first)
+            guard ring.contains(show), ring.contains(packets.through), show <= packets.through else { return nil }
+            return (ring.time(show), ring.newest(atOrBefore: window.mark.time) ?? show, ring.time(packets.through))
+        }
+        guard let (origin, markPacket, endTime) = found else {
+            throw FFmpegError("saving clip \(index)", message: "its frames left the buffer before they could be written")
         }
         let parameters = self.parameters.withLock { $0! }
         let writer = try MP4Writer(path: part, parameters: parameters, origin: origin, fps: config.fps)
