@@ -121,3 +121,45 @@ struct DelayVideoTests {
         #expect(!FileManager.default.fileExists(atPath: library.videoPath(clip)))
     }
 }
+
+extension DelayVideoTests {
+    @Test("a quick save of a ring that is full and evicts a group at every keyframe: no crash, an MP4 of what was still held, readable whole")
+    func quickSaveWhileEvicting() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scene = MovingScene(width: 320, height: 240, fps: 30)
+        let clock = TestClock()
+        // 8 Mbit/s into a 1 MiB ring: about a second of video, so every new keyframe group
+        // evicts the oldest one while the save copies.
+        let rate = 8_000_000
+        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, bitsPerSecond: rate, delay: try DelaySetting(seconds: 1),
+                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0),
+                                      budget: BufferBudget(availableBytes: 1 << 20, bitsPerSecond: rate, fps: 30))
+        let library = try ClipLibrary(directory: dir + "/video")
+        let video = DelayVideo(config: config, library: library, clock: { clock.now }, log: Logger(label: "test"))
+        video.start()
+        defer { video.stop() }
+        var asked = false
+        for i in 0..<240 {
+            clock.set(scene.time(i))
+            let luma = scene.luma(i)
+            luma.withUnsafeBytes { p in
+                _ = video.tap.offer(FrameView(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: 320, format: .gray8,
+                                              sequence: UInt64(i), timestamp: scene.time(i)))
+            }
+            #expect(eventually { video.status.framesEncoded == UInt64(i + 1) })
+            if i >= 90 && !asked {
+                video.quickSave()
+                asked = true
+            }
+        }
+        #expect(eventually { video.status.clipsSaved >= 1 })
+        let clip = try #require(video.takeSavedClips().first)
+        #expect(clip.kind == "buffer")
+        let s = video.status
+        #expect(s.bufferBytes <= 1 << 20)
+        var count = 0
+        try MediaFile(path: library.videoPath(clip)).readAll { _, _ in count += 1 }
+        #expect(count >= 10 && count <= 240, "\(count) frames")
+    }
+}
