@@ -233,21 +233,6 @@ public final class CodecParameters: @unchecked Sendable {
         try FFmpegError.check(avcodec_parameters_copy(p, source), "codec parameters")
     }
 
-    /// Parameters of a stream of JPEG frames (an MJPEG camera's, stored as they come).
-    public static func mjpeg(width: Int, height: Int) throws(FFmpegError) -> CodecParameters {
-        guard let p = avcodec_parameters_alloc() else { throw FFmpegError("codec parameters", message: "out of memory") }
-        p.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-        p.pointee.codec_id = AV_CODEC_ID_MJPEG
-        p.pointee.width = Int32(width)
-        p.pointee.height = Int32(height)
-        p.pointee.format = AV_PIX_FMT_YUVJ422P.rawValue
-        defer {
-            var q: UnsafeMutablePointer<AVCodecParameters>? = p
-            avcodec_parameters_free(&q)
-        }
-        return try CodecParameters(copying: p)
-    }
-
     deinit {
         var p: UnsafeMutablePointer<AVCodecParameters>? = pointer
         avcodec_parameters_free(&p)

@@ -33,8 +33,7 @@ final class DelayVideoDesk: VideoDesk {
             if let delay { video.setDelay(delay) }
             video.setRoll(roll)
         } catch {
-            let field = error.description.hasPrefix("delay") ? "delay" : error.description.hasPrefix("post") ? "postRoll" : "preRoll"
-            throw VideoDeskError(field: field, reason: error.description)
+            throw VideoDeskError(field: error.field, reason: error.description)
         }
     }
 

@@ -3,8 +3,10 @@
 
 public import GateCore
 
-/// Why a video setting was refused.
+/// Why a video setting was refused: the page's name of the field, and why.
 public struct VideoSettingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// `delay`, `preRoll` or `postRoll`.
+    public let field: String
     public let description: String
 }
 
@@ -17,7 +19,7 @@ public struct DelaySetting: Hashable, Sendable {
 
     public init(seconds: Double) throws(VideoSettingError) {
         guard seconds.isFinite, Self.range.contains(seconds) else {
-            throw VideoSettingError(description: "delay \(seconds) s is outside \(Int(Self.range.lowerBound))–\(Int(Self.range.upperBound)) s")
+            throw VideoSettingError(field: "delay", description: "delay \(seconds) s is outside \(Int(Self.range.lowerBound))–\(Int(Self.range.upperBound)) s")
         }
         delay = .seconds(seconds)
     }
@@ -32,13 +34,13 @@ public struct RollSetting: Hashable, Sendable {
     public let postRoll: Span
 
     public init(preRollSeconds: Double, postRollSeconds: Double) throws(VideoSettingError) {
-        for (name, v) in [("pre-roll", preRollSeconds), ("post-roll", postRollSeconds)] {
+        for (field, name, v) in [("preRoll", "pre-roll", preRollSeconds), ("postRoll", "post-roll", postRollSeconds)] {
             guard v.isFinite, Self.range.contains(v) else {
-                throw VideoSettingError(description: "\(name) \(v) s is outside 0–60 s")
+                throw VideoSettingError(field: field, description: "\(name) \(v) s is outside 0–60 s")
             }
         }
         guard preRollSeconds + postRollSeconds > 0 else {
-            throw VideoSettingError(description: "pre-roll and post-roll are both 0 s: a clip would be empty")
+            throw VideoSettingError(field: "preRoll", description: "pre-roll and post-roll are both 0 s: a clip would be empty")
         }
         preRoll = .seconds(preRollSeconds)
         postRoll = .seconds(postRollSeconds)

@@ -65,7 +65,6 @@ public final class DelayVideo: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
     private var thread: Thread?
-    private var viewThread: Thread?
     /// Guards `ring` between its writer, the video thread (held while a packet is appended),
     /// and the view thread (held while it copies out the packets it decodes). Never held
     /// while coding.
@@ -157,7 +156,6 @@ public final class DelayVideo: @unchecked Sendable {
             stopped.signal()
         }
         v.name = "sprintgate.video-view"
-        viewThread = v
         // Clips are cut on a third, so writing a clip never holds up the encoder either.
         let c = Thread { [self] in
             while !stopping.load(ordering: .relaxed) {
@@ -195,8 +193,8 @@ public final class DelayVideo: @unchecked Sendable {
         do {
             encoder = try H264Encoder(VideoEncoderSettings(width: config.width, height: config.height, fps: config.fps,
                                                            bitsPerSecond: config.bitsPerSecond, encoder: config.encoder))
-            parameters.withLock { $0 = try? encoder!.parameters() }
-            if parameters.withLock({ $0 == nil }) { throw FFmpegError("video", message: "the encoder gave no codec parameters") }
+            let p = try encoder!.parameters()
+            parameters.withLock { $0 = p }
         } catch {
             log.error("video: \(error); delayed video is off")
             shared.withLock { $0.status.problem = "\(error)" }

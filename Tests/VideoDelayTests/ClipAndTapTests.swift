@@ -14,13 +14,13 @@ struct ClipAndTapTests {
         #expect(try DelaySetting(seconds: 1).delay == .seconds(1))
         #expect(try DelaySetting(seconds: 60).delay == .seconds(60))
         let low = #expect(throws: VideoSettingError.self) { try DelaySetting(seconds: 0.5) }
-        #expect(low?.description == "delay 0.5 s is outside 1–60 s")
+        #expect(low?.description == "delay 0.5 s is outside 1–60 s" && low?.field == "delay")
         #expect(throws: VideoSettingError.self) { try DelaySetting(seconds: 61) }
         #expect(throws: VideoSettingError.self) { try DelaySetting(seconds: .nan) }
         let five = try RollSetting(preRollSeconds: 5, postRollSeconds: 0)
         #expect(five.preRoll == .seconds(5) && five.postRoll == .zero)
         let post = #expect(throws: VideoSettingError.self) { try RollSetting(preRollSeconds: 2, postRollSeconds: -1) }
-        #expect(post?.description == "post-roll -1.0 s is outside 0–60 s")
+        #expect(post?.description == "post-roll -1.0 s is outside 0–60 s" && post?.field == "postRoll")
         #expect(throws: VideoSettingError.self) { try RollSetting(preRollSeconds: 0, postRollSeconds: 0) }
     }
 
