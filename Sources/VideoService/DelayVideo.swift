@@ -53,6 +53,8 @@ public final class DelayVideo: @unchecked Sendable {
         var roll: RollSetting
         var wantedUntil = MonotonicInstant(nanoseconds: .min)
         var session: String?
+        /// "Start session" was pressed with none open: the thread opens one.
+        var startSession = false
         var endSession = false
         /// Marks waiting to be cut, each with the delayed picture shown when it was made.
         var pendingMarks: [(mark: Mark, shown: DelayedPicture?)] = []
@@ -131,10 +133,17 @@ public final class DelayVideo: @unchecked Sendable {
         }
     }
 
-    /// Starts a session (the thread opens its folder); marks before this start one too.
-    public func startSession() { shared.withLock { $0.endSession = false; $0.status.problem = nil } }
+    /// Starts a session (the thread opens its folder) when none is open, or right after the
+    /// one that is closing; an open session goes on. A mark or quick save with no session
+    /// open starts one too.
+    public func startSession() {
+        shared.withLock { s in
+            if s.session == nil || s.endSession { s.startSession = true }
+            s.status.problem = nil
+        }
+    }
     /// Ends the session once its marks are cut.
-    public func endSession() { shared.withLock { $0.endSession = true } }
+    public func endSession() { shared.withLock { $0.endSession = true; $0.startSession = false } }
     /// Saves the whole buffer as one clip of the current session.
     public func quickSave() { shared.withLock { $0.quickSave = true } }
 
@@ -240,14 +249,14 @@ public final class DelayVideo: @unchecked Sendable {
     /// Opens a session when asked, cuts every mark whose window is captured, quick-saves,
     /// and closes the session when asked and nothing is pending.
     private func serviceMarks(now: MonotonicInstant, final: Bool) {
-        var (session, marks, end, quick, roll, delay) = shared.withLock { s in
-            (s.session, s.pendingMarks, s.endSession, s.quickSave, s.roll, s.delay)
+        var (session, marks, end, quick, roll, delay, start) = shared.withLock { s in
+            (s.session, s.pendingMarks, s.endSession, s.quickSave, s.roll, s.delay, s.startSession)
         }
-        if session == nil && (!marks.isEmpty || quick) {
+        if session == nil && (start || !marks.isEmpty || quick) {
             do {
                 session = try library.begin(wallTime: Date(), delaySeconds: delay.delay.seconds, preRoll: roll.preRoll.seconds,
                                             postRoll: roll.postRoll.seconds)
-                shared.withLock { $0.session = session; $0.status.session = session }
+                shared.withLock { $0.session = session; $0.status.session = session; $0.startSession = false }
                 log.notice("video: session \(session!) started")
             } catch {
                 note("\(error)")
