@@ -99,7 +99,7 @@ let package = Package(
         // windows, the memory budget. No Foundation.
         .target(
             name: "VideoDelay",
-            dependencies: ["GateCore"],
+            dependencies: ["GateCore", "Archery"],
             swiftSettings: strictSettings
         ),
         // H.264 encoding, decoding, MP4 files and reading uploads with FFmpeg's libraries.
@@ -111,7 +111,7 @@ let package = Package(
         // The video thread: the tap's frames into the ring, the delayed view, clips on disk.
         .target(
             name: "VideoService",
-            dependencies: ["GateCore", "VideoDelay", "FFmpegVideo", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "Archery", "VideoDelay", "FFmpegVideo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Results, athletes and history in SQLite (GRDB, WAL), written on its own thread.
@@ -124,7 +124,7 @@ let package = Package(
         .target(
             name: "WebUI",
             dependencies: [
-                "GateCore", "SQLiteStore", "Calculators", "VideoDelay",
+                "GateCore", "SQLiteStore", "Calculators", "VideoDelay", "Archery",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -238,7 +238,7 @@ let package = Package(
         .testTarget(name: "VideoDelayTests", dependencies: ["GateCore", "VideoDelay", "CMallocCounter"], swiftSettings: strictSettings),
         .testTarget(
             name: "FFmpegVideoTests",
-            dependencies: ["GateCore", "GateSim", "VideoDelay", "FFmpegVideo", "VideoService", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "Archery", "GateSim", "VideoDelay", "FFmpegVideo", "VideoService", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
@@ -246,7 +246,7 @@ let package = Package(
         .testTarget(
             name: "WebUITests",
             dependencies: [
-                "GateCore", "SQLiteStore", "WebUI", "VideoDelay",
+                "GateCore", "SQLiteStore", "WebUI", "VideoDelay", "Archery",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings

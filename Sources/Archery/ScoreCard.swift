@@ -71,6 +71,9 @@ public struct ScoreCard: Sendable {
         return arrows[index].score
     }
 
+    /// Whether `undo` has something to take back.
+    public var canUndo: Bool { !history.isEmpty }
+
     /// Takes back the last placement or move; false when there is nothing to undo.
     @discardableResult
     public mutating func undo() -> Bool {
@@ -110,4 +113,52 @@ public struct ScoreCard: Sendable {
     public var hitCount: Int { arrows.filter { $0.score != .miss }.count }
     /// The most this many arrows can score.
     public var maximum: Int { arrows.count * 10 }
+}
+
+/// What is kept of a card: its face, shaft and bow, and where each arrow hit. Scores are
+/// not kept; they follow from the points on reading the sheet back.
+public struct ScoreSheet: Codable, Hashable, Sendable {
+    public var face: TargetFace
+    public var bow: BowClass
+    public var arrowDiameter: Double
+    public var arrowsPerEnd: Int
+    public var arrows: [FacePoint]
+
+    public init(face: TargetFace, bow: BowClass, arrowDiameter: Double, arrowsPerEnd: Int, arrows: [FacePoint] = []) {
+        self.face = face
+        self.bow = bow
+        self.arrowDiameter = arrowDiameter
+        self.arrowsPerEnd = arrowsPerEnd
+        self.arrows = arrows
+    }
+}
+
+/// One change a coach makes on a card.
+public enum ScoreChange: Hashable, Sendable {
+    case place(FacePoint)
+    /// Arrow `index` (from 0) dragged to a new point.
+    case move(index: Int, to: FacePoint)
+    case undo
+}
+
+extension ScoreCard {
+    /// Reads a kept sheet back: each arrow placed in order (so undo takes them back one by one).
+    public init(sheet: ScoreSheet) throws(ScoreCardError) {
+        try self.init(face: sheet.face, bow: sheet.bow, arrowDiameter: sheet.arrowDiameter, arrowsPerEnd: sheet.arrowsPerEnd)
+        for p in sheet.arrows { try place(at: p) }
+    }
+
+    public var sheet: ScoreSheet {
+        ScoreSheet(face: face, bow: bow, arrowDiameter: arrowDiameter, arrowsPerEnd: arrowsPerEnd, arrows: arrows.map(\.point))
+    }
+
+    /// Applies a change; `undo` with nothing to take back is refused.
+    public mutating func apply(_ change: ScoreChange) throws(ScoreCardError) {
+        switch change {
+        case .place(let p): try place(at: p)
+        case .move(let i, let p): try move(i, to: p)
+        case .undo:
+            guard undo() else { throw ScoreCardError(description: "there is nothing to undo") }
+        }
+    }
 }

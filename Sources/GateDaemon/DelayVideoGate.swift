@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The delay mode on a gate: the loop's video tap, the video thread, and the page's routes.
 
+import Archery
 public import Engine
 import Foundation
 public import GateCore
@@ -50,6 +51,40 @@ final class DelayVideoDesk: VideoDesk {
     }
 
     func delete(clips ids: [String]) -> Int { video.library.delete(ids) }
+
+    func delete(session id: String) throws(VideoDeskError) {
+        if video.status.session == id {
+            throw VideoDeskError(.conflict, field: "session", reason: "session \(id) is open: stop it first")
+        }
+        try desk("session") { () throws(ClipLibraryError) in try video.library.deleteSession(id) }
+    }
+
+    func scoreCard(session id: String) throws(VideoDeskError) -> ScoreCard? {
+        try desk("session") { () throws(ClipLibraryError) in try video.library.scoreCard(id) }
+    }
+
+    func setUpScore(session id: String, face: TargetFace, bow: BowClass, arrowDiameter: Double,
+                    arrowsPerEnd: Int) throws(VideoDeskError) -> ScoreCard {
+        try desk("arrowDiameter") { () throws(ClipLibraryError) in
+            try video.library.setUpScore(id, face: face, bow: bow, arrowDiameter: arrowDiameter, arrowsPerEnd: arrowsPerEnd)
+        }
+    }
+
+    func changeScore(session id: String, _ change: ScoreChange) throws(VideoDeskError) -> ScoreCard {
+        try desk("arrow") { () throws(ClipLibraryError) in try video.library.changeScore(id, change) }
+    }
+
+    /// Runs a library call, its refusal told as the page's error on `field`.
+    private func desk<T>(_ field: String, _ body: () throws(ClipLibraryError) -> T) throws(VideoDeskError) -> T {
+        do { return try body() } catch {
+            switch error.kind {
+            case .unknown: throw VideoDeskError(.notFound, field: "session", reason: error.description)
+            case .conflict: throw VideoDeskError(.conflict, field: field, reason: error.description)
+            case .invalid: throw VideoDeskError(.invalid, field: field, reason: error.description)
+            case .storage: throw VideoDeskError(.unavailable, field: field, reason: error.description)
+            }
+        }
+    }
 }
 
 extension WebGate {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the delay mode reports and keeps: its status, the delayed picture, sessions and clips.
 
+public import Archery
 public import GateCore
 
 /// The delayed picture a browser is shown.
@@ -134,9 +135,15 @@ public struct SessionRecord: Codable, Sendable, Hashable {
     public var preRollSeconds: Double
     public var postRollSeconds: Double
     public var clips: [ClipRecord]
+    /// The archery score of the session's shots, when the coach scored it.
+    public var archery: ScoreSheet?
+
+    /// The session's shots: its clips cut at marks, in order (a quick save of the buffer is
+    /// not a shot). Arrow `i` on the score card goes with shot `i`.
+    public var shots: [ClipRecord] { clips.filter { $0.kind == "mark" } }
 
     public init(id: String, startedAt: Double, endedAt: Double?, delaySeconds: Double, preRollSeconds: Double,
-                postRollSeconds: Double, clips: [ClipRecord]) {
+                postRollSeconds: Double, clips: [ClipRecord], archery: ScoreSheet? = nil) {
         self.id = id
         self.startedAt = startedAt
         self.endedAt = endedAt
@@ -144,6 +151,7 @@ public struct SessionRecord: Codable, Sendable, Hashable {
         self.preRollSeconds = preRollSeconds
         self.postRollSeconds = postRollSeconds
         self.clips = clips
+        self.archery = archery
     }
 }
 

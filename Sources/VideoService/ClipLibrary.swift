@@ -2,13 +2,29 @@
 // Delay sessions and their clips on disk: one folder a session, an MP4 and a thumbnail a
 // clip, and a manifest rewritten atomically after each clip.
 
+public import Archery
 import Foundation
 import Synchronization
 public import VideoDelay
 
 /// Why the library refused something.
 public struct ClipLibraryError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// No such session.
+        case unknown
+        /// The request does not fit the session's state (no face chosen yet, nothing to undo).
+        case conflict
+        /// A value was refused (a shaft diameter out of range, a position that is no number).
+        case invalid
+        /// The disk refused a write.
+        case storage
+    }
+    public let kind: Kind
     public let description: String
+    init(_ kind: Kind = .storage, description: String) {
+        self.kind = kind
+        self.description = description
+    }
 }
 
 /// Sessions and clips under one directory. Any thread may read; the video thread writes.
@@ -16,7 +32,12 @@ public struct ClipLibraryError: Error, Hashable, Sendable, CustomStringConvertib
 /// name and renamed into place, then the manifest is replaced atomically.
 public final class ClipLibrary: Sendable {
     public let directory: String
-    private let state: Mutex<[SessionRecord]>
+    private struct Held {
+        var sessions: [SessionRecord]
+        /// Score cards in use, with their undo history; read from the sheets when first asked.
+        var cards: [String: ScoreCard] = [:]
+    }
+    private let state: Mutex<Held>
 
     public init(directory: String) throws(ClipLibraryError) {
         self.directory = directory
@@ -39,10 +60,10 @@ public final class ClipLibrary: Sendable {
                 try? fm.removeItem(atPath: directory + "/" + name + "/" + leftover)
             }
         }
-        state = Mutex(sessions)
+        state = Mutex(Held(sessions: sessions))
     }
 
-    public var sessions: [SessionRecord] { state.withLock { $0 } }
+    public var sessions: [SessionRecord] { state.withLock { $0.sessions } }
 
     /// Every clip, newest session first, in order within a session.
     public var clips: [ClipRecord] { sessions.reversed().flatMap(\.clips) }
@@ -68,7 +89,7 @@ public final class ClipLibrary: Sendable {
         let record = SessionRecord(id: id, startedAt: wallTime.timeIntervalSince1970, endedAt: nil, delaySeconds: delaySeconds,
                                    preRollSeconds: preRoll, postRollSeconds: postRoll, clips: [])
         try write(record)
-        state.withLock { $0.append(record) }
+        state.withLock { $0.sessions.append(record) }
         return id
     }
 
@@ -88,31 +109,95 @@ public final class ClipLibrary: Sendable {
         } catch {
             throw ClipLibraryError(description: "cannot save clip \(clip.index) in \(dir): \(error.localizedDescription)")
         }
-        guard var record = sessions.first(where: { $0.id == clip.session }) else {
-            throw ClipLibraryError(description: "no session \(clip.session)")
-        }
-        record.clips.append(clip)
-        try write(record)
-        replace(record)
+        try update(clip.session) { $0.clips.append(clip) }
     }
 
     /// Marks a session ended.
     func end(_ id: String, wallTime: Date) throws(ClipLibraryError) {
-        guard var record = sessions.first(where: { $0.id == id }) else { return }
-        record.endedAt = wallTime.timeIntervalSince1970
-        try write(record)
-        replace(record)
+        try update(id) { $0.endedAt = wallTime.timeIntervalSince1970 }
+    }
+
+    /// Changes session `id` and writes its manifest, all under the lock, so the video
+    /// thread's clips and the page's scoring never overwrite each other.
+    private func update<T>(_ id: String, _ body: (inout SessionRecord, inout Held) throws(ClipLibraryError) -> T) throws(ClipLibraryError) -> T {
+        try state.withLock { (held: inout Held) throws(ClipLibraryError) -> T in
+            guard let i = held.sessions.firstIndex(where: { $0.id == id }) else {
+                throw ClipLibraryError(.unknown, description: "there is no session \(id)")
+            }
+            var record = held.sessions[i]
+            let result = try body(&record, &held)
+            try write(record)
+            held.sessions[i] = record
+            return result
+        }
+    }
+
+    private func update(_ id: String, _ body: (inout SessionRecord) -> Void) throws(ClipLibraryError) {
+        try update(id) { (r: inout SessionRecord, _: inout Held) throws(ClipLibraryError) in body(&r) }
+    }
+
+    // MARK: Archery scores
+
+    /// Session `id`'s score card, nil when it has not been scored.
+    public func scoreCard(_ id: String) throws(ClipLibraryError) -> ScoreCard? {
+        try state.withLock { (held: inout Held) throws(ClipLibraryError) -> ScoreCard? in
+            guard let record = held.sessions.first(where: { $0.id == id }) else {
+                throw ClipLibraryError(.unknown, description: "there is no session \(id)")
+            }
+            return try Self.card(record, in: &held)
+        }
+    }
+
+    /// Chooses the face, bow, shaft and end size session `id` is scored with. Refused once
+    /// arrows are placed (their points belong to the face they were placed on).
+    @discardableResult
+    public func setUpScore(_ id: String, face: TargetFace, bow: BowClass, arrowDiameter: Double,
+                           arrowsPerEnd: Int) throws(ClipLibraryError) -> ScoreCard {
+        try update(id) { (record: inout SessionRecord, held: inout Held) throws(ClipLibraryError) -> ScoreCard in
+            if let arrows = record.archery?.arrows, !arrows.isEmpty {
+                throw ClipLibraryError(.conflict, description: "\(arrows.count) arrow(s) are placed on this session's face: undo them to choose another face")
+            }
+            let card: ScoreCard
+            do throws(ScoreCardError) { card = try ScoreCard(face: face, bow: bow, arrowDiameter: arrowDiameter, arrowsPerEnd: arrowsPerEnd) } catch {
+                throw ClipLibraryError(.invalid, description: error.description)
+            }
+            record.archery = card.sheet
+            held.cards[id] = card
+            return card
+        }
+    }
+
+    /// Places, moves or takes back an arrow on session `id`'s card; returns the card.
+    @discardableResult
+    public func changeScore(_ id: String, _ change: ScoreChange) throws(ClipLibraryError) -> ScoreCard {
+        try update(id) { (record: inout SessionRecord, held: inout Held) throws(ClipLibraryError) -> ScoreCard in
+            guard var card = try Self.card(record, in: &held) else {
+                throw ClipLibraryError(.conflict, description: "choose the target face for session \(id) first")
+            }
+            do throws(ScoreCardError) { try card.apply(change) } catch {
+                throw ClipLibraryError(change == .undo ? .conflict : .invalid, description: error.description)
+            }
+            record.archery = card.sheet
+            held.cards[id] = card
+            return card
+        }
+    }
+
+    private static func card(_ record: SessionRecord, in held: inout Held) throws(ClipLibraryError) -> ScoreCard? {
+        if let c = held.cards[record.id] { return c }
+        guard let sheet = record.archery else { return nil }
+        do {
+            let c = try ScoreCard(sheet: sheet)
+            held.cards[record.id] = c
+            return c
+        } catch {
+            throw ClipLibraryError(.invalid, description: "session \(record.id)'s score cannot be read back: \(error.description)")
+        }
     }
 
     /// The next free clip index in a session.
     func nextIndex(_ session: String) -> Int {
         (sessions.first { $0.id == session }?.clips.map(\.index).max() ?? 0) + 1
-    }
-
-    private func replace(_ record: SessionRecord) {
-        state.withLock { s in
-            if let i = s.firstIndex(where: { $0.id == record.id }) { s[i] = record }
-        }
     }
 
     private func write(_ record: SessionRecord) throws(ClipLibraryError) {
@@ -130,14 +215,14 @@ public final class ClipLibrary: Sendable {
     public func videoPath(_ clip: ClipRecord) -> String { sessionDirectory(clip.session) + "/\(clip.index).mp4" }
     public func thumbnailPath(_ clip: ClipRecord) -> String { sessionDirectory(clip.session) + "/\(clip.index).jpg" }
 
-    /// Deletes clips by id; a session left with no clips and ended goes too. Returns how
-    /// many clips were deleted.
+    /// Deletes clips by id; a session left with no clips, ended and not scored goes too.
+    /// Returns how many clips were deleted.
     @discardableResult
     public func delete(_ ids: [String]) -> Int {
         let wanted = Set(ids)
         var deleted = 0
         let fm = FileManager.default
-        for var record in sessions {
+        for record in sessions {
             let gone = record.clips.filter { wanted.contains($0.id) }
             guard !gone.isEmpty else { continue }
             for c in gone {
@@ -145,16 +230,32 @@ public final class ClipLibrary: Sendable {
                 try? fm.removeItem(atPath: thumbnailPath(c))
                 deleted += 1
             }
-            record.clips.removeAll { wanted.contains($0.id) }
-            if record.clips.isEmpty && record.endedAt != nil {
-                try? fm.removeItem(atPath: sessionDirectory(record.id))
-                state.withLock { $0.removeAll { $0.id == record.id } }
-            } else {
-                try? write(record)
-                replace(record)
+            try? update(record.id) { $0.clips.removeAll { wanted.contains($0.id) } }
+            state.withLock { held in
+                guard let i = held.sessions.firstIndex(where: { $0.id == record.id }) else { return }
+                let r = held.sessions[i]
+                if r.clips.isEmpty && r.endedAt != nil && r.archery == nil {
+                    try? fm.removeItem(atPath: sessionDirectory(r.id))
+                    held.sessions.remove(at: i)
+                }
             }
         }
         return deleted
+    }
+
+    /// Deletes a whole session: its clips, score and folder. The caller makes sure it is not
+    /// the open one.
+    public func deleteSession(_ id: String) throws(ClipLibraryError) {
+        try state.withLock { (held: inout Held) throws(ClipLibraryError) in
+            guard let i = held.sessions.firstIndex(where: { $0.id == id }) else {
+                throw ClipLibraryError(.unknown, description: "there is no session \(id)")
+            }
+            do { try FileManager.default.removeItem(atPath: sessionDirectory(id)) } catch {
+                throw ClipLibraryError(description: "cannot delete \(sessionDirectory(id)): \(error.localizedDescription)")
+            }
+            held.sessions.remove(at: i)
+            held.cards[id] = nil
+        }
     }
 
     /// Bytes the clips and thumbnails take on disk.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The delay mode as the page sees it: the delayed picture, marks, sessions and clips.
 
+public import Archery
 import Synchronization
 public import VideoDelay
 
@@ -26,13 +27,35 @@ public protocol VideoDesk: Sendable {
     func files(clip id: String) -> (video: String, thumbnail: String)?
     /// Deletes clips; returns how many were deleted.
     func delete(clips ids: [String]) -> Int
+    /// Deletes a session that is not open: its clips, its score and its folder.
+    func delete(session id: String) throws(VideoDeskError)
+
+    /// Session `id`'s archery score card, nil when it has not been scored.
+    func scoreCard(session id: String) throws(VideoDeskError) -> ScoreCard?
+    /// Chooses the face, bow, shaft and end size; refused once arrows are placed.
+    func setUpScore(session id: String, face: TargetFace, bow: BowClass, arrowDiameter: Double,
+                    arrowsPerEnd: Int) throws(VideoDeskError) -> ScoreCard
+    /// Places, moves or takes back an arrow; returns the card.
+    func changeScore(session id: String, _ change: ScoreChange) throws(VideoDeskError) -> ScoreCard
 }
 
-/// A refused video setting: the field and why.
+/// A refused video request: what kind of refusal, the field and why.
 public struct VideoDeskError: Error, Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        /// A value out of range or malformed.
+        case invalid
+        /// No such session or clip.
+        case notFound
+        /// The request does not fit the state (an open session, no face chosen, nothing to undo).
+        case conflict
+        /// The gate could not store it (a full disk).
+        case unavailable
+    }
+    public var kind: Kind
     public var field: String
     public var reason: String
-    public init(field: String, reason: String) {
+    public init(_ kind: Kind = .invalid, field: String, reason: String) {
+        self.kind = kind
         self.field = field
         self.reason = reason
     }

@@ -56,7 +56,7 @@ extension WebServer {
             let body = try await s.body(request, context)
             func seconds(_ key: String) throws -> Double? {
                 guard let v = body[key], !(v is NSNull) else { return nil }
-                guard let n = v as? Double ?? (v as? Int).map(Double.init) else { throw APIError.invalid(key, "must be a number of seconds") }
+                guard let n = Self.number(v) else { throw APIError.invalid(key, "must be a number of seconds") }
                 return n
             }
             let (delay, pre, post) = (try seconds("delay"), try seconds("preRoll"), try seconds("postRoll"))
@@ -64,7 +64,7 @@ extension WebServer {
                 throw APIError.invalid("body", "give delay, preRoll or postRoll in seconds")
             }
             do { try s.videoDesk().set(delaySeconds: delay, preRollSeconds: pre, postRollSeconds: post) } catch let e as VideoDeskError {
-                throw APIError.invalid(e.field, e.reason)
+                throw e.api
             }
             return try s.json(try s.videoDesk().status())
         }
@@ -87,7 +87,7 @@ extension WebServer {
             }
         }
         router.get("/api/video/sessions") { _, _ in
-            try s.json(try s.videoDesk().sessions())
+            try s.json(try s.videoDesk().sessions().map(SessionListing.init))
         }
         // A clip: `ID.mp4` (byte ranges for the player's seeking; `?download=1` saves it) or
         // `ID.jpg`, its thumbnail.

@@ -241,6 +241,7 @@ public struct WebServer: Sendable {
         }
         CalculatorRoutes.add(to: router)
         addVideoRoutes(to: router)
+        addArcheryRoutes(to: router)
 
         // Control: PIN.
         router.post("/api/pin") { request, context in

@@ -3,6 +3,7 @@
 // a mark cut into an MP4 with its thumbnail, a quick save, and the library on disk.
 
 import FFmpegVideo
+import Archery
 import Foundation
 import GateCore
 import Logging
@@ -161,5 +162,83 @@ extension DelayVideoTests {
         var count = 0
         try MediaFile(path: library.videoPath(clip)).readAll { _, _ in count += 1 }
         #expect(count >= 10 && count <= 240, "\(count) frames")
+    }
+}
+
+extension DelayVideoTests {
+    @Test("Start session opens one with no mark; stop closes it; start pressed while it closes opens the next one after it; start on an open session keeps it")
+    func sessionButtons() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let clock = TestClock()
+        let library = try ClipLibrary(directory: dir + "/video")
+        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
+                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0), availableMemory: 16 << 20)
+        let video = DelayVideo(config: config, library: library, clock: { clock.now }, log: Logger(label: "test"))
+        video.start()
+        defer { video.stop() }
+        #expect(video.status.session == nil)
+        video.startSession()
+        #expect(eventually { video.status.session != nil })
+        let first = try #require(video.status.session)
+        #expect(library.sessions.map(\.id) == [first])
+        video.startSession()
+        usleep(50_000)
+        #expect(video.status.session == first && library.sessions.count == 1)
+        // Stop, then start at once: the first closes, then a second opens.
+        video.endSession()
+        video.startSession()
+        #expect(eventually { video.status.session != nil && video.status.session != first })
+        #expect(library.sessions.count == 2)
+        #expect(library.sessions.first { $0.id == first }?.endedAt != nil)
+        video.endSession()
+        #expect(eventually { video.status.session == nil })
+        #expect(library.sessions.allSatisfy { $0.endedAt != nil && $0.clips.isEmpty })
+    }
+}
+
+extension DelayVideoTests {
+    @Test("a session's archery score is kept in its manifest: placed, dragged and undone arrows read back after a restart, the face locked once arrows are on it, then the session deleted whole")
+    func archeryScoreKept() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let clock = TestClock()
+        let library = try ClipLibrary(directory: dir + "/video")
+        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
+                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0), availableMemory: 16 << 20)
+        let video = DelayVideo(config: config, library: library, clock: { clock.now }, log: Logger(label: "test"))
+        video.start()
+        video.startSession()
+        #expect(eventually { video.status.session != nil })
+        let id = try #require(video.status.session)
+        video.endSession()
+        #expect(eventually { video.status.session == nil })
+        video.stop()
+
+        #expect(try library.scoreCard(id) == nil)
+        #expect(throws: ClipLibraryError.self) { try library.changeScore(id, .place(FacePoint(x: 0, y: 0))) }
+        #expect(throws: ClipLibraryError.self) { try library.scoreCard("19990101-000000") }
+        #expect(throws: ClipLibraryError.self) { try library.setUpScore(id, face: .vegas3, bow: .compound, arrowDiameter: 11, arrowsPerEnd: 3) }
+        try library.setUpScore(id, face: .vegas3, bow: .compound, arrowDiameter: 9.3, arrowsPerEnd: 3)
+        // The 3-spot's top-left spot is centred at (-110, 63.5); a compound archer's ten there
+        // is the inner ring only (10 mm), and a 9.3 mm shaft reaches it from 14.65 mm out.
+        let spot = TargetFace.vegas3.spotCentres[0]
+        try library.changeScore(id, .place(spot))
+        try library.changeScore(id, .place(FacePoint(x: spot.x + 14.65, y: spot.y)))
+        try library.changeScore(id, .place(FacePoint(x: spot.x + 14.7, y: spot.y)))
+        try library.changeScore(id, .move(index: 0, to: FacePoint(x: 0, y: 0)))
+        let card = try library.changeScore(id, .undo)
+        #expect(card.arrows.map(\.score.label) == ["X", "X", "9"] && card.total == 29)
+        let conflict = #expect(throws: ClipLibraryError.self) { try library.setUpScore(id, face: .wa40, bow: .recurve, arrowDiameter: 5.5, arrowsPerEnd: 3) }
+        #expect(conflict?.kind == .conflict)
+
+        // A restart reads the sheet back from session.json.
+        let reopened = try ClipLibrary(directory: dir + "/video")
+        let back = try #require(try reopened.scoreCard(id))
+        #expect(back.face == .vegas3 && back.bow == .compound && back.arrowDiameter == 9.3 && back.arrowsPerEnd == 3)
+        #expect(back.arrows == card.arrows)
+        try reopened.deleteSession(id)
+        #expect(reopened.sessions.isEmpty && !FileManager.default.fileExists(atPath: dir + "/video/" + id))
+        #expect(throws: ClipLibraryError.self) { try reopened.deleteSession(id) }
     }
 }

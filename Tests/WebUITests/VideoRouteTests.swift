@@ -2,6 +2,7 @@
 // The delay mode's routes over a stand-in desk: what needs the PIN, refusals by field, the
 // delayed picture's wait for a newer one, clip files with byte ranges, and batch delete.
 
+import Archery
 import Foundation
 import GateCore
 import HTTPTypes
@@ -21,6 +22,8 @@ final class StandInVideoDesk: VideoDesk {
         var delay = 5.0, pre = 5.0, post = 2.0
         var calls: [String] = []
         var clips: [ClipRecord] = []
+        var card: ScoreCard?
+        var sessionDeleted = false
     }
     let state = Mutex(State())
     let directory: String
@@ -49,8 +52,10 @@ final class StandInVideoDesk: VideoDesk {
     func endSession() { state.withLock { $0.calls.append("stop") } }
     func quickSave() { state.withLock { $0.calls.append("quick") } }
     func sessions() -> [SessionRecord] {
-        [SessionRecord(id: "s1", startedAt: 1, endedAt: nil, delaySeconds: 5, preRollSeconds: 5, postRollSeconds: 2,
-                       clips: state.withLock { $0.clips })]
+        state.withLock { s in
+            s.sessionDeleted ? [] : [SessionRecord(id: "s1", startedAt: 1, endedAt: nil, delaySeconds: 5, preRollSeconds: 5, postRollSeconds: 2,
+                                                   clips: s.clips, archery: s.card?.sheet)]
+        }
     }
     func files(clip id: String) -> (video: String, thumbnail: String)? {
         state.withLock { $0.clips.contains { $0.id == id } } ? (directory + "/\(id).mp4", directory + "/\(id).jpg") : nil
@@ -61,6 +66,42 @@ final class StandInVideoDesk: VideoDesk {
             s.clips.removeAll { ids.contains($0.id) }
             return before - s.clips.count
         }
+    }
+    // The score calls keep one real card for session "s1", as the library does.
+    private func session(_ id: String) throws(VideoDeskError) {
+        guard id == "s1", !state.withLock({ $0.sessionDeleted }) else {
+            throw VideoDeskError(.notFound, field: "session", reason: "there is no session \(id)")
+        }
+    }
+    func delete(session id: String) throws(VideoDeskError) {
+        try session(id)
+        state.withLock { $0.sessionDeleted = true }
+    }
+    func scoreCard(session id: String) throws(VideoDeskError) -> ScoreCard? {
+        try session(id)
+        return state.withLock { $0.card }
+    }
+    func setUpScore(session id: String, face: TargetFace, bow: BowClass, arrowDiameter: Double,
+                    arrowsPerEnd: Int) throws(VideoDeskError) -> ScoreCard {
+        try session(id)
+        do {
+            let card = try ScoreCard(face: face, bow: bow, arrowDiameter: arrowDiameter, arrowsPerEnd: arrowsPerEnd)
+            state.withLock { $0.card = card }
+            return card
+        } catch {
+            throw VideoDeskError(field: "arrowDiameter", reason: error.description)
+        }
+    }
+    func changeScore(session id: String, _ change: ScoreChange) throws(VideoDeskError) -> ScoreCard {
+        try session(id)
+        guard var card = state.withLock({ $0.card }) else {
+            throw VideoDeskError(.conflict, field: "arrow", reason: "choose the target face first")
+        }
+        do { try card.apply(change) } catch {
+            throw VideoDeskError(change == .undo ? .conflict : .invalid, field: "arrow", reason: error.description)
+        }
+        state.withLock { [card] in $0.card = card }
+        return card
     }
 }
 
@@ -184,5 +225,95 @@ struct VideoRouteTests {
         #expect(WebServer.byteRange("bytes=20-30", size: 10) == nil)
         #expect(WebServer.byteRange("bytes=1-2,4-5", size: 10) == nil)
         #expect(WebServer.byteRange("items=1-2", size: 10) == nil)
+    }
+}
+
+extension VideoRouteTests {
+    @Test("archery: the face from the engine, arrows placed and dragged with line-cutter scores, ends and totals, arrows linked to the marks' clips, undo, refusals by field")
+    func archery() async throws {
+        let f = Fixture()
+        let desk = StandInVideoDesk(directory: f.directory.path)
+        desk.state.withLock {
+            $0.clips = ["mark", "buffer", "mark"].enumerated().map { i, kind in
+                ClipRecord(id: "s1-\(i + 1)", session: "s1", index: i + 1, kind: kind, markNs: 0, markSequence: 0, startNs: 0,
+                           endNs: 1, frames: 1, bytes: 1, truncatedStart: false, savedAt: 1)
+            }
+        }
+        f.bridge.video.connect(desk)
+        let score = "/api/video/sessions/s1/score"
+        try await f.test { client in
+            try await client.execute(uri: score, method: .get) { r in
+                #expect(r.status == .notFound && r.errorField == "score" && r.text.contains("choose its target face"))
+            }
+            try await client.execute(uri: score + "/arrows", method: .post, headers: pinHeader, body: body("{\"x\": 0, \"y\": 0}")) { r in
+                #expect(r.status == .conflict && r.errorField == "arrow")
+            }
+            try await client.execute(uri: score, method: .put, body: body("{\"face\": \"wa40\"}")) { r in #expect(r.status == .unauthorized) }
+            for (json, field) in [("{\"face\": \"wa60\"}", "face"), ("{\"face\": \"wa40\", \"bow\": \"longbow\"}", "bow"),
+                                  ("{\"face\": \"wa40\", \"arrowDiameter\": 12}", "arrowDiameter"),
+                                  ("{\"face\": \"wa40\", \"arrowDiameter\": \"thick\"}", "arrowDiameter"),
+                                  ("{\"face\": \"wa40\", \"arrowsPerEnd\": 4}", "arrowsPerEnd")] {
+                try await client.execute(uri: score, method: .put, headers: pinHeader, body: body(json)) { r in
+                    #expect(r.status == .badRequest && r.errorField == field, "\(json)")
+                }
+            }
+            try await client.execute(uri: "/api/video/sessions/s9/score", method: .put, headers: pinHeader, body: body("{\"face\": \"wa40\"}")) { r in
+                #expect(r.status == .notFound && r.errorField == "session")
+            }
+            try await client.execute(uri: score, method: .put, headers: pinHeader,
+                                     body: body("{\"face\": \"wa40\", \"bow\": \"recurve\", \"arrowDiameter\": 5.5, \"arrowsPerEnd\": 3}")) { r in
+                #expect(r.status == .ok)
+                let face = r.json["face"] as? [String: Any]
+                #expect(face?["ringWidth"] as? Double == 20 && face?["lowestRing"] as? Int == 1 && face?["xRadius"] as? Double == 10)
+                #expect(r.json["shots"] as? [String] == ["s1-1", "s1-3"])
+                #expect(r.json["canUndo"] as? Bool == false)
+            }
+            // 40 cm face, 5.5 mm shaft: the 10 ring's line is 20 mm out, so a shaft centred
+            // 22.75 mm out touches it (scores 10) and one at 22.8 mm is clear of it (9).
+            let shots: [(Double, Double, String)] = [(0, 0, "X"), (22.75, 0, "10"), (0, -22.8, "9"), (300, 300, "M")]
+            for (i, (x, y, label)) in shots.enumerated() {
+                try await client.execute(uri: score + "/arrows", method: .post, headers: pinHeader, body: body("{\"x\": \(x), \"y\": \(y)}")) { r in
+                    #expect(r.status == .created)
+                    let arrows = r.json["arrows"] as? [[String: Any]] ?? []
+                    #expect(arrows.count == i + 1 && arrows.last?["score"] as? String == label, "arrow \(i + 1)")
+                }
+            }
+            try await client.execute(uri: score + "/arrows", method: .post, headers: pinHeader, body: body("{\"x\": \"left\", \"y\": 0}")) { r in
+                #expect(r.status == .badRequest && r.errorField == "x")
+            }
+            try await client.execute(uri: score, method: .get) { r in
+                let arrows = r.json["arrows"] as? [[String: Any]] ?? []
+                // Arrow i goes with the i-th clip cut at a mark; the quick save is no shot.
+                #expect(arrows.map { $0["clip"] as? String } == ["s1-1", "s1-3", nil, nil])
+                let ends = r.json["ends"] as? [[String: Any]] ?? []
+                #expect(ends.map { $0["scores"] as? [String] ?? [] } == [["X", "10", "9"], ["M"]])
+                #expect(ends.map { $0["running"] as? Int } == [29, 29])
+                #expect(r.json["total"] as? Int == 29 && r.json["xCount"] as? Int == 1 && r.json["tenCount"] as? Int == 2)
+                #expect(r.json["hitCount"] as? Int == 3 && r.json["maximum"] as? Int == 40 && r.json["canUndo"] as? Bool == true)
+            }
+            // Dragging arrow 3 onto the 9/10 line makes it a 10; undo puts it back.
+            try await client.execute(uri: score + "/arrows/3", method: .put, headers: pinHeader, body: body("{\"x\": 0, \"y\": -22.7}")) { r in
+                #expect(r.status == .ok && (r.json["arrows"] as? [[String: Any]])?[2]["score"] as? String == "10")
+            }
+            try await client.execute(uri: score + "/arrows/9", method: .put, headers: pinHeader, body: body("{\"x\": 0, \"y\": 0}")) { r in
+                #expect(r.status == .badRequest && r.errorField == "arrow")
+            }
+            try await client.execute(uri: score + "/undo", method: .post, headers: pinHeader) { r in
+                #expect(r.status == .ok && (r.json["arrows"] as? [[String: Any]])?[2]["score"] as? String == "9")
+            }
+            try await client.execute(uri: "/api/video/sessions", method: .get) { r in
+                let scored = r.jsonArray.first?["score"] as? [String: Any]
+                #expect(scored?["total"] as? Int == 29 && (scored?["arrows"] as? [Any])?.count == 4)
+            }
+            for _ in 0..<4 {
+                try await client.execute(uri: score + "/undo", method: .post, headers: pinHeader) { r in #expect(r.status == .ok) }
+            }
+            try await client.execute(uri: score + "/undo", method: .post, headers: pinHeader) { r in
+                #expect(r.status == .conflict && r.text.contains("nothing to undo"))
+            }
+            try await client.execute(uri: "/api/video/sessions/s1", method: .delete) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/api/video/sessions/s1", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            try await client.execute(uri: score, method: .get) { r in #expect(r.status == .notFound && r.errorField == "session") }
+        }
     }
 }
