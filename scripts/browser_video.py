@@ -3,13 +3,17 @@
 # video thread, libx264, clips on disk): the delayed view runs the set delay behind the
 # gate's clock, the delay changes live, a mark becomes a clip once its post-roll is in,
 # the player plays it in Chromium and steps frames with , and ., the download is an MP4
-# ffprobe reads, and ticked clips are deleted. Saves docs/video.png (phone width).
+# ffprobe reads, and ticked clips are deleted. The session is scored on the archery face:
+# markers dragged with line-cutter cases, a drag and undo, a miss, the sheet, an arrow's
+# shot played; the scored session outlives its clips and is then deleted. Saves
+# docs/video.png and docs/archery.png (phone width).
 # Usage: browser_video.py PORT CDP_PORT PIN_FILE SCREENSHOT
-import base64, json, subprocess, sys, tempfile, time, urllib.request
+import base64, json, os, subprocess, sys, tempfile, time, urllib.request
 sys.path.insert(0, "scripts")
 from cdp import open_page, until as until_in, wait_http
 
 port, cdp, pin_file, shot = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+shot_dir = os.path.dirname(shot) or "."
 base = f"http://127.0.0.1:{port}"
 wait_http(base + "/api/video", 30)
 pin = open(pin_file).read().strip()
@@ -76,6 +80,11 @@ print(f"ok: delay 3 s applied live ({lag:.2f} s behind), pre-roll 1.5 s, post-ro
 js("document.getElementById('v-mark').click()")
 until("document.getElementById('message').textContent === 'Marked.'", "the mark was not taken")
 js("document.getElementById('v-stop').click()")
+# After a session the scorer opens on its own; Skip closes it.
+until("document.getElementById('sc-dialog').open && !document.getElementById('sc-setup').hidden", "the scorer did not open after the session")
+js("document.getElementById('sc-close').click()")
+until("!document.getElementById('sc-dialog').open", "Skip did not close the scorer")
+print("ok: the scorer opened after the session and was skipped")
 until("document.querySelectorAll('#v-clips .clip').length >= 1", "no clip appeared after the mark", 20)
 clip = get_json("/api/video/sessions")[0]["clips"][0]
 clip["seconds"] = (clip["endNs"] - clip["startNs"]) / 1e9
@@ -121,6 +130,74 @@ if out != f"h264,{clip['frames']}":
     raise SystemExit(f"FAIL: ffprobe reads the download as {out!r}, not h264 with {clip['frames']} frames")
 print(f"ok: the download is an MP4 of {len(data)} bytes; ffprobe: {out}")
 
+# Archery scoring of the session, from its Score button: the 40 cm face, a 5.5 mm shaft.
+# Markers are dragged with the mouse (pointer events), positions are turned into
+# millimetres by the page and scored by the gate.
+session_id = clip["session"]
+js("document.querySelector('#v-clips .v-session button').click()")
+until("document.getElementById('sc-dialog').open && !document.getElementById('sc-setup').hidden", "the Score button did not open the scorer")
+js("document.getElementById('sc-face-pick').value = 'wa40'; document.getElementById('sc-bow').value = 'recurve'; "
+   "document.getElementById('sc-diameter').value = '5.5'; document.getElementById('sc-per-end').value = '3'; "
+   "document.getElementById('sc-begin').click()")
+until("!document.getElementById('sc-board').hidden && document.querySelectorAll('#sc-face .marker').length === 1", "the 40 cm face was not drawn")
+px_per_mm = js("document.getElementById('sc-face').getScreenCTM().a")
+def client_xy(x_mm, y_mm):
+    return js(f"(() => {{ const p = new DOMPoint({x_mm}, {-y_mm}).matrixTransform(document.getElementById('sc-face').getScreenCTM()); return [p.x, p.y]; }})()")
+def marker_xy(n):
+    return js(f"(() => {{ const r = document.querySelector('#sc-face .marker[data-n=\"{n}\"] circle').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+def drag(frm, to, steps=8):
+    c.call("Input.dispatchMouseEvent", type="mouseMoved", x=frm[0], y=frm[1])
+    c.call("Input.dispatchMouseEvent", type="mousePressed", x=frm[0], y=frm[1], button="left", buttons=1, clickCount=1)
+    for i in range(1, steps + 1):
+        c.call("Input.dispatchMouseEvent", type="mouseMoved", x=frm[0] + (to[0] - frm[0]) * i / steps,
+               y=frm[1] + (to[1] - frm[1]) * i / steps, button="left", buttons=1)
+    c.call("Input.dispatchMouseEvent", type="mouseReleased", x=to[0], y=to[1], button="left", buttons=0, clickCount=1)
+def card():
+    return get_json(f"/api/video/sessions/{session_id}/score")
+# Three arrows: the centre; a line cutter, centred 1.4 mm outside the 10 ring's line (20 mm)
+# so its shaft (2.75 mm radius) still cuts it, scoring 10; one clear of the line, 9.
+placed = [((0, 0), "X"), ((21.4, 0), "10"), ((0, -24.2), "9")]
+for i, ((x, y), label) in enumerate(placed):
+    drag(marker_xy(0), client_xy(x, y))
+    until(f"document.querySelectorAll('#sc-face .marker').length === {i + 2}", f"arrow {i + 1} was not placed", 10)
+    a = card()["arrows"][i]
+    err_px = ((a["x"] - x) ** 2 + (a["y"] - y) ** 2) ** 0.5 * px_per_mm
+    if err_px > 0.75 or a["score"] != label:
+        raise SystemExit(f"FAIL: arrow {i + 1} dragged to ({x}, {y}) mm is stored at ({a['x']:.2f}, {a['y']:.2f}) ({err_px:.2f} px off) scoring {a['score']}, not {label}")
+print(f"ok: three markers dragged onto the 40 cm face ({px_per_mm:.2f} px/mm): X, a line cutter 1.4 mm outside the 10 line scoring 10, and a 9")
+# Drag arrow 3 to the centre, undo it back, and record a miss.
+drag(marker_xy(3), client_xy(0, -5))
+until("document.querySelector('#sc-face .marker[data-n=\"3\"] text').textContent === '3 · X'", "dragging arrow 3 did not rescore it")
+js("document.getElementById('sc-undo').click()")
+until("document.querySelector('#sc-face .marker[data-n=\"3\"] text').textContent === '3 · 9'", "undo did not put arrow 3 back")
+js("document.getElementById('sc-miss').click()")
+until("document.querySelectorAll('#sc-face .marker').length === 5", "the miss was not recorded")
+sc = card()
+sheet = [e["scores"] for e in sc["ends"]]
+if sheet != [["X", "10", "9"], ["M"]] or sc["total"] != 29 or sc["maximum"] != 40:
+    raise SystemExit(f"FAIL: the sheet is {sheet}, total {sc['total']} of {sc['maximum']}")
+rows = js("[...document.querySelectorAll('#sc-sheet tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim()).join(' '))")
+if rows != ["1 X 10 9 29 29", "2 M 0 29"]:
+    raise SystemExit(f"FAIL: the page's sheet reads {rows}")
+total_text = js("document.getElementById('sc-total').textContent")
+print(f"ok: arrow 3 dragged to X and undone to 9, a miss recorded; sheet {rows}, {total_text}")
+# Tapping arrow 1 plays its shot: the session's first marked clip.
+arrow_clip = sc["arrows"][0]["clip"]
+if arrow_clip != clip["id"]:
+    raise SystemExit(f"FAIL: arrow 1 is linked to {arrow_clip!r}, not the session's first clip {clip['id']}")
+xy = marker_xy(1)
+drag(xy, xy, steps=1)
+until(f"document.getElementById('v-player').open && video.playing === {json.dumps(arrow_clip)}", "tapping arrow 1 did not play its shot")
+js("document.getElementById('v-close').click()")
+js("window.scrollTo(0, 0)")
+time.sleep(0.3)
+img = c.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)
+open(shot_dir + "/archery.png", "wb").write(base64.b64decode(img["data"]))
+js("document.getElementById('sc-close').click()")
+until("document.querySelector('#v-clips .v-session h4').textContent.includes('score 29 of 40')", "the session list does not show the score")
+listed = js("document.querySelector('#v-clips .v-session h4').textContent")
+print(f"ok: tapping arrow 1 played clip {arrow_clip}; the session list shows {listed!r}")
+
 # Quick save, then the screenshot, then delete both ticked clips.
 js("document.getElementById('v-quick').click()")
 until("document.querySelectorAll('#v-clips .clip').length >= 2", "the buffer was not saved as a clip", 20)
@@ -136,3 +213,15 @@ left = sum(len(s["clips"]) for s in get_json("/api/video/sessions"))
 if left:
     raise SystemExit(f"FAIL: {left} clips are still listed after deleting them")
 print(f"ok: the buffer saved as a clip; both clips ticked and deleted; screenshot {shot}")
+# The scored session outlives its clips; Delete session (two taps) removes it with its score.
+if session_id not in [x["id"] for x in get_json("/api/video/sessions")]:
+    raise SystemExit("FAIL: the scored session went with its clips")
+delete = f"[...document.querySelectorAll('#v-clips .v-session')].find(d => d.textContent.includes('score 29')).querySelector('button.stop')"
+until(f"!!({delete})", "the scored session offers no Delete session")
+js(delete + ".click()")
+until(delete + ".textContent === 'Tap again to delete'", "the first tap did not ask for a second")
+js(delete + ".click()")
+until(f"!document.getElementById('v-clips').textContent.includes('score 29')", "the session was not deleted from the list", 10)
+if session_id in [x["id"] for x in get_json("/api/video/sessions")]:
+    raise SystemExit("FAIL: the deleted session is still listed")
+print(f"ok: the scored session {session_id} was kept without clips, then deleted whole")

@@ -40,5 +40,6 @@ enum WebAssets {
         WebAsset(path: "/app.css", contentType: "text/css; charset=utf-8", bytes: PackageResources.app_css),
         WebAsset(path: "/app.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.app_js),
         WebAsset(path: "/video.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.video_js),
+        WebAsset(path: "/archery.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.archery_js),
     ]
 }

@@ -97,8 +97,32 @@ async function loadClips() {
   box.replaceChildren();
   video.clips = [];
   for (const s of sessions) {
-    const h = el("h4", "Session " + s.id + (s.endedAt ? "" : " (open)") + " · " + s.clips.length + " clip(s) · delay " + fmt(s.delaySeconds, 0) + " s");
-    box.append(h);
+    const head = el("div", undefined, "v-session");
+    const started = new Date(s.startedAt * 1000);
+    const score = s.score ? " · score " + s.score.total + " of " + s.score.maximum + " (" + s.score.arrows.length + " arrows, " + s.score.face.title + ")" : "";
+    head.append(el("h4", started.toLocaleDateString() + " " + started.toLocaleTimeString() + (s.endedAt ? "" : " (open)") + " · " +
+      s.clips.length + " clip(s) · delay " + fmt(s.delaySeconds, 0) + " s" + score));
+    const scoreButton = el("button", s.score ? "Score sheet" : "Score");
+    scoreButton.onclick = () => openScorer(s.id);
+    head.append(scoreButton);
+    if (s.endedAt) {
+      // Deleting a whole session takes a second tap within 3 s.
+      const del = el("button", "Delete session", "stop");
+      del.onclick = async () => {
+        if (!del.dataset.armed) {
+          del.dataset.armed = "1";
+          del.textContent = "Tap again to delete";
+          setTimeout(() => { delete del.dataset.armed; del.textContent = "Delete session"; }, 3000);
+          return;
+        }
+        if (await control("DELETE", "/api/video/sessions/" + encodeURIComponent(s.id), undefined, "Session deleted.") !== undefined) {
+          loadClips();
+          videoStatus();
+        }
+      };
+      head.append(del);
+    }
+    box.append(head);
     for (const c of s.clips) {
       video.clips.push(c);
       const row = el("div", undefined, "clip");
@@ -161,7 +185,14 @@ function wireVideo() {
   $("v-flip").onchange = applyTransform;
   $("v-rotate").onchange = applyTransform;
   $("v-start").onclick = async () => { if (await control("POST", "/api/video/session/start", undefined, "Session started.")) videoStatus(); };
-  $("v-stop").onclick = async () => { if (await control("POST", "/api/video/session/stop", undefined, "Session stopped; its clips follow.")) videoStatus(); };
+  // After a session the scorer opens for it (Skip closes it).
+  $("v-stop").onclick = async () => {
+    // The answer is the status as the stop was taken: the session it closes.
+    const r = await control("POST", "/api/video/session/stop", undefined, "Session stopped; its clips follow.");
+    if (!r) return;
+    videoStatus();
+    if (r.session) openScorer(r.session);
+  };
   $("v-quick").onclick = async () => { if (await control("POST", "/api/video/quick-save", undefined, "Saving the buffer.")) videoStatus(); };
   $("v-delete").onclick = deleteTicked;
   const v = $("v-video");
@@ -194,7 +225,7 @@ window.addEventListener("DOMContentLoaded", async () => {
   let listed = "";
   setInterval(async () => {
     const s = await videoStatus();
-    const key = s ? s.clipsSaved + "/" + s.storageBytes : listed;
+    const key = s ? s.clipsSaved + "/" + s.storageBytes + "/" + s.session : listed;
     if (key !== listed) { listed = key; loadClips(); }
   }, 2000);
 });
