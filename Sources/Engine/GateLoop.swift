@@ -47,9 +47,13 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     public var photoFinishObserver: ((PhotoFinishCapture) -> Void)?
     /// The page's camera view: offered every frame, copies a few a second while watched.
     public var preview: FramePreview?
-    /// The delayed video's tap: offered every frame, copied whole into a free slot for the
-    /// video thread, or dropped and counted when the video thread is behind.
+    /// The delayed video's tap: offered every frame, lent to the video thread when the
+    /// camera can spare the buffer (the video thread copies it; the loop gives it back to
+    /// the camera once copied), else copied whole into a free slot; dropped and counted
+    /// when the video thread is behind. Set at configuration time.
     public var videoTap: FrameTap?
+    /// Frames lent to the video tap and not yet given back to the camera, oldest first.
+    private var loans: [(ticket: UInt64, lease: FrameLease)] = []
     private var actions: [EngineAction] = []
     private var lineBuffer: [LineEvent] = []
     private var detection = DetectionSet()
@@ -68,10 +72,12 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
         self.engine = engine
         actions.reserveCapacity(64)
         lineBuffer.reserveCapacity(64)
+        loans.reserveCapacity(8)
     }
 
     /// Runs one iteration at `now` (read once, after the wait for readiness).
     public mutating func iterate(now: MonotonicInstant) {
+        if let tap = videoTap { collectLoans(tap) }
         // Input lines first: a button edge is older than a frame that arrives with it.
         var buffer = lineBuffer
         lineBuffer = []
@@ -104,8 +110,17 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
                     i += 1
                 }
             }
-            videoTap?.offer(view)
-            camera.release(lease)
+            if let tap = videoTap {
+                collectLoans(tap)
+                if loans.count < min(camera.spareBuffers, loans.capacity) {
+                    if let ticket = tap.lend(view) { loans.append((ticket, lease)) } else { camera.release(lease) }
+                } else {
+                    tap.offer(view)
+                    camera.release(lease)
+                }
+            } else {
+                camera.release(lease)
+            }
             lastStatus = detection.status
             if let c = detection.crossing {
                 stats.crossings += 1
@@ -135,6 +150,32 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             step(.soundOnsetRefined(played, onset: refined), now: now)
         }
         step(.tick, now: now)
+    }
+
+    /// Gives the camera back the buffers the video thread has copied.
+    private mutating func collectLoans(_ tap: FrameTap) {
+        while let first = loans.first, tap.collect(first.ticket) {
+            camera.release(first.lease)
+            loans.removeFirst()
+        }
+    }
+
+    /// Takes every frame lent to the video tap back and gives its buffer to the camera (a
+    /// frame the video thread has not copied yet is lost to the video, and counted). Call
+    /// before the camera is closed or replaced.
+    public mutating func reclaimVideoLoans() {
+        guard let tap = videoTap else { return }
+        for loan in loans {
+            tap.reclaim(loan.ticket)
+            camera.release(loan.lease)
+        }
+        loans.removeAll(keepingCapacity: true)
+    }
+
+    /// Closes the camera, taking lent frames back first.
+    public mutating func closeCamera() {
+        reclaimVideoLoans()
+        camera.close()
     }
 
     /// Continues after a restart of the gate: the detector relearns the background and

@@ -88,6 +88,14 @@ public protocol FrameSource: ~Copyable {
     mutating func release(_ lease: FrameLease)
     /// Stops streaming and closes the device.
     mutating func close()
+    /// How many leases the source can leave out at once besides the frame being
+    /// processed, their bytes staying put until released (the gate lends such frames to
+    /// the video thread instead of copying them). 0 when `nextFrame` reuses its buffer.
+    var spareBuffers: Int { get }
+}
+
+extension FrameSource where Self: ~Copyable {
+    public var spareBuffers: Int { 0 }
 }
 
 /// The direction of a level change on an input line.

@@ -69,6 +69,7 @@ public final class LocalGate {
     public func schedulePass(at start: MonotonicInstant) {
         if idle {
             idle = false
+            loop.reclaimVideoLoans()
             loop.camera = ReplayFrameSource(spec: spec, start: start)
             try? loop.camera.open()
         } else {
@@ -109,8 +110,10 @@ public final class LocalGate {
         if loop.camera.state == .absent {
             if passes.isEmpty {
                 idle = true
+                loop.reclaimVideoLoans()
                 loop.camera = Self.clearGate(spec, now: now)
             } else {
+                loop.reclaimVideoLoans()
                 loop.camera = ReplayFrameSource(spec: spec, start: passes.removeFirst())
                 try? loop.camera.open()
             }
@@ -126,6 +129,7 @@ public final class LocalGate {
         guard let web, let clip, let f = web.takeFrameRateChange() else { return }
         guard let s = clip(Double(f)) else { return }
         spec = s
+        loop.reclaimVideoLoans()
         loop.camera = Self.clearGate(s, now: now)
         mode = Self.modeText(s)
         web.server.hub.setDetail("camera", "demo clip \(s.width)x\(s.height) at \(f) fps")

@@ -237,6 +237,10 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
         }
     }
 
+    /// Buffers beyond three (one being processed, two queued so the driver never runs
+    /// dry) can be held: one of the default four.
+    public var spareBuffers: Int { max(0, maps.count - 3) }
+
     public mutating func release(_ lease: FrameLease) {
         let slot = lease.slot
         precondition(slot >= 0 && slot < held.count && held[slot], "frame lease released twice or not from this source")

@@ -34,7 +34,8 @@ public struct VideoStatus: Sendable, Hashable, Codable {
     public var delaySeconds: Double
     public var preRollSeconds: Double
     public var postRollSeconds: Double
-    /// Frames the tap copied, dropped (the video thread was behind) and the encoder took.
+    /// Frames the tap took (copied on the loop or lent), lost (the video thread was behind,
+    /// or the camera closed before a lent frame was copied) and the encoder took.
     public var framesIn: UInt64
     public var framesDropped: UInt64
     public var framesEncoded: UInt64

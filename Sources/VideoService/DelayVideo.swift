@@ -460,7 +460,9 @@ public final class DelayVideo: @unchecked Sendable {
 
     private func publishStatus() {
         let (span, bytes) = locked { (ring.span.seconds, ring.storedBytes) }
-        let (copied, dropped) = (tap.copied, tap.dropped)
+        // Frames in: copied on the loop or lent to this side; lost: no free slot, or taken
+        // back by the loop (its camera closed) before they were copied.
+        let (copied, dropped) = (tap.copied + tap.lent, tap.dropped + tap.reclaimed)
         let encoded = framesEncoded
         shared.withLock { s in
             s.status.framesIn = copied

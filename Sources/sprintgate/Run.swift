@@ -291,7 +291,7 @@ struct RunCommand: ParsableCommand {
                 if cameraFD >= 0 {
                     epoll.remove(cameraFD)
                     cameraFD = -1
-                    loop.camera.close()
+                    loop.closeCamera()
                     backoff.failed(at: now)
                     log.warning("camera lost (\(reason)); reopening")
                 }
@@ -322,7 +322,7 @@ struct RunCommand: ParsableCommand {
                     if cameraFD >= 0 {
                         epoll.remove(cameraFD)
                         cameraFD = -1
-                        loop.camera.close()
+                        loop.closeCamera()
                     }
                     loop.camera.request.fps = Double(f)
                 }
@@ -336,12 +336,12 @@ struct RunCommand: ParsableCommand {
                     // lost-camera path above (with its back-off if the open fails).
                     epoll.remove(cameraFD)
                     cameraFD = -1
-                    loop.camera.close()
+                    loop.closeCamera()
                     loop.camera.request.fps = Double(fps)
                 }
             }
         }
-        loop.camera.close()
+        loop.closeCamera()
         if let summary = services.stop() { log.notice("\(summary)") }
         video?.stop()
         writeStopped(phase: "\(loop.engine.persistentState)")

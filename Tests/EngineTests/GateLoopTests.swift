@@ -232,6 +232,52 @@ extension GateLoopTests {
         #expect(small.copied + small.dropped == UInt64(spec.frameCount))
         #expect(small.dropped > 0)
     }
+
+    @Test("with a camera that can spare buffers, frames are lent to the video thread instead of copied: no allocation, every frame whole and in order, each buffer back to the camera once copied, the rest taken back before the camera closes (2 scenes)",
+          arguments: [("two-runners", 60.0, 1), ("sprint", 120.0, 0)])
+    func videoTapLends(scene: String, fps: Double, variant: Int) throws {
+        let spec = try #require(SceneCatalog.scene(scene, fps: fps, variant: variant))
+        var camera = BufferedFrames(spec: spec)
+        camera.spareBuffers = 2
+        try camera.open()
+        let detector = PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height)
+        var loop = GateLoop(camera: camera, lines: NoLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: EngineConfig()))
+        let tap = FrameTap(slots: 6, width: spec.width, height: spec.height, bytesPerRow: spec.width, format: .gray8)
+        loop.videoTap = tap
+        loop.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+        let renderer = SceneRenderer(spec: spec)
+        var expected = [UInt8](repeating: 0, count: spec.width * spec.height)
+        var allocations: Int64 = 0, taken = 0, whole = true, maxHeld = 0
+        var last: UInt64?
+        for i in 0..<spec.frameCount {
+            let now = MonotonicInstant(seconds: 1 + Double(i) / spec.fps)
+            loop.camera.readyUntil = now
+            if i > 0 { sprintgate_alloc_count_begin() }
+            loop.iterate(now: now)
+            if i > 0 { allocations += sprintgate_alloc_count_end() }
+            maxHeld = max(maxHeld, loop.camera.held)
+            // The video thread takes two frames in three.
+            if i % 3 != 0, let slot = tap.next() {
+                let n = Int(slot.frame.sequence)
+                if let l = last, UInt64(n) <= l { whole = false }
+                last = UInt64(n)
+                expected.withUnsafeMutableBufferPointer { renderer.render(frame: n, into: $0) }
+                if n % 7 == 0 { whole = whole && Array(slot.bytes) == expected }
+                taken += 1
+                tap.release()
+            }
+        }
+        #expect(allocations == 0, "\(allocations) allocations")
+        #expect(whole)
+        #expect(tap.lent > 0 && tap.copied > 0, "lent \(tap.lent), copied \(tap.copied)")
+        #expect(tap.lent + tap.copied + tap.dropped == UInt64(spec.frameCount))
+        // The loop held at most its spare buffers on loan (it holds none of its own between iterations).
+        #expect(maxHeld <= 2)
+        #expect(loop.camera.released + loop.camera.held == spec.frameCount)
+        loop.closeCamera()
+        #expect(loop.camera.held == 0 && loop.camera.state == .closed)
+        #expect(taken > 0)
+    }
 }
 
 /// Pre-rendered frames served without any work per frame (for allocation counting).
@@ -243,6 +289,10 @@ struct BufferedFrames: FrameSource, ~Copyable {
     /// Frames whose timestamp is at or before this are ready: the test sets it to each
     /// iteration's `now`, so one frame comes per iteration as a camera delivers them.
     var readyUntil = MonotonicInstant(nanoseconds: 0)
+    /// Leases the loop may hold (its frames stay in place), and the leases out now.
+    var spareBuffers = 0
+    var held = 0
+    var released = 0
     init(spec: SceneSpec) {
         self.spec = spec
         let n = spec.width * spec.height
@@ -260,8 +310,15 @@ struct BufferedFrames: FrameSource, ~Copyable {
                           bytesPerRow: spec.width, format: .gray8, sequence: UInt64(next),
                           timestamp: MonotonicInstant(seconds: 1 + Double(next) / spec.fps))
         next += 1
+        held += 1
         return FrameLease(view: v, slot: 0, droppedBefore: 0)
     }
-    mutating func release(_ lease: FrameLease) {}
-    mutating func close() { state = .closed }
+    mutating func release(_ lease: FrameLease) {
+        held -= 1
+        released += 1
+    }
+    mutating func close() {
+        precondition(held == 0, "every lease must be released before the camera closes")
+        state = .closed
+    }
 }

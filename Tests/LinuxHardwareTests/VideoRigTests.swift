@@ -70,9 +70,9 @@ extension RigDevices {
             return condition()
         }
 
-        @Test("vivid at 640×480 and 1280×720 into the ring: the delayed view shows the frame captured 1 s earlier, a mark's clip holds its window's frames, decoding to what went in",
-              arguments: [(640, 480, 90), (1280, 720, 60)])
-        func delayedVideo(width: Int, height: Int, count: Int) throws {
+        @Test("vivid at 640×480 (frames copied into the tap) and 1280×720 (the camera's buffers lent to the video thread, which copies them out of the mapping) into the ring: the delayed view shows the frame captured 1 s earlier, a mark's clip holds its window's frames, decoding to what went in",
+              arguments: [(640, 480, 90, false), (1280, 720, 60, true)])
+        func delayedVideo(width: Int, height: Int, count: Int, lend: Bool) throws {
             let numbered = NumberedFrames(width: width, height: height)
             let frames = (0..<count).map { numbered.frame($0) }
             let dir = NSTemporaryDirectory() + "sprintgate-video-rig-\(width)"
@@ -88,6 +88,8 @@ extension RigDevices {
             try cam.open()
             defer { cam.close() }
             #expect(cam.mode?.width == width && cam.mode?.height == height)
+            // Four buffers: one processed, two queued, one to spare for the video thread.
+            #expect(cam.spareBuffers == 1)
             let clock = FrameClock()
             let delay = try DelaySetting(seconds: 1)
             let video = DelayVideo(config: DelayVideoConfig(width: width, height: height, fps: 60, delay: delay,
@@ -116,7 +118,13 @@ extension RigDevices {
                         captured = true
                         clock.set(view.timestamp)
                         times.append(view.timestamp)
-                        #expect(video.tap.offer(view), "frame \(i) dropped at the tap")
+                        if lend {
+                            // The driver's buffer stays out until the video thread has copied it.
+                            let ticket = try #require(video.tap.lend(view), "frame \(i) dropped at the tap")
+                            #expect(eventually(30) { video.tap.collect(ticket) }, "frame \(i) never copied out of its buffer")
+                        } else {
+                            #expect(video.tap.offer(view), "frame \(i) dropped at the tap")
+                        }
                     }
                     cam.release(lease)
                 }

@@ -151,3 +151,89 @@ struct ClipAndTapTests {
         #expect(tap.copied + tap.dropped == UInt64(total))
     }
 }
+
+extension ClipAndTapTests {
+    @Test("a lent frame is copied when the video thread takes it and can then go back to the camera; one taken back first is skipped and counted; lent and copied frames keep their order")
+    func tapLoans() throws {
+        let frames = (0..<4).map { _ in TestFrame() }
+        let tap = FrameTap(slots: 4, width: 64, height: 48, bytesPerRow: 80, format: .gray8)
+        let t0 = try #require(tap.lend(frames[0].view(0)))
+        #expect(tap.offer(frames[1].view(1)))
+        let t2 = try #require(tap.lend(frames[2].view(2)))
+        #expect(!tap.collect(t0) && !tap.collect(t2))
+        #expect(tap.lent == 2 && tap.copied == 1)
+        // Frame 0 is copied out when taken: the loop may then reuse its buffer.
+        let s0 = try #require(tap.next())
+        #expect(tap.collect(t0) && !tap.collect(t2))
+        _ = frames[0].view(99)
+        #expect(s0.frame.sequence == 0 && s0.bytes.allSatisfy { $0 == 0 })
+        tap.release()
+        // The loop takes frame 2 back (its camera closes) before the video thread gets there.
+        tap.reclaim(t2)
+        #expect(tap.reclaimed == 1)
+        _ = frames[2].view(98)
+        let s1 = try #require(tap.next())
+        #expect(s1.frame.sequence == 1 && s1.bytes.allSatisfy { $0 == 1 })
+        tap.release()
+        #expect(tap.next() == nil)
+        // Taking back a loan already copied returns at once and counts nothing.
+        let t3 = try #require(tap.lend(frames[3].view(3)))
+        let s3 = try #require(tap.next())
+        tap.reclaim(t3)
+        #expect(s3.frame.sequence == 3 && s3.bytes.allSatisfy { $0 == 3 } && tap.reclaimed == 1)
+        tap.release()
+        // A full tap drops a loan like a copy.
+        for i in 0..<4 { #expect(tap.lend(frames[i].view(10 + i)) != nil) }
+        #expect(tap.lend(frames[0].view(20)) == nil && tap.dropped == 1)
+    }
+
+    @Test("lending allocates nothing on the loop, and a consumer thread sees every lent frame whole while the loop reuses each buffer as soon as it is copied")
+    func tapLoanThreads() async throws {
+        // Four camera buffers; the loop lends each and waits for it to be copied before
+        // reusing it, as the gate loop gives buffers back to the camera.
+        let buffers = (0..<4).map { _ in TestFrame() }
+        let tap = FrameTap(slots: 8, width: 64, height: 48, bytesPerRow: 80, format: .gray8)
+        let total = 20_000
+        let consumer = Task.detached { () -> (Int, Bool) in
+            var seen = 0, whole = true, last: UInt64? = nil
+            while true {
+                guard let s = tap.next() else {
+                    if tap.lent + tap.dropped == UInt64(total) && tap.next() == nil { break }
+                    await Task.yield()
+                    continue
+                }
+                let v = UInt8(truncatingIfNeeded: s.frame.sequence)
+                whole = whole && s.bytes.allSatisfy { $0 == v }
+                if let l = last, s.frame.sequence <= l { whole = false }
+                last = s.frame.sequence
+                seen += 1
+                tap.release()
+            }
+            return (seen, whole)
+        }
+        var tickets: [UInt64?] = Array(repeating: nil, count: 4)
+        tickets.reserveCapacity(4)
+        var reused = 0
+        sprintgate_alloc_count_begin()
+        for i in 0..<total {
+            let b = i % 4
+            if let t = tickets[b] {
+                // The camera's buffer comes back only once the video thread has copied it.
+                while !tap.collect(t) { sched_yield() }
+                reused += 1
+            }
+            tickets[b] = tap.lend(buffers[b].view(i))
+        }
+        let allocations = sprintgate_alloc_count_end()
+        // The buffers stay until their last loans are copied, as a camera stays open until
+        // the loop has its buffers back.
+        for t in tickets.compactMap({ $0 }) { while !tap.collect(t) { sched_yield() } }
+        withExtendedLifetime(buffers) {}
+        let (seen, whole) = await consumer.value
+        #expect(allocations == 0)
+        #expect(whole)
+        #expect(UInt64(seen) == tap.lent && tap.lent + tap.dropped == UInt64(total))
+        #expect(tap.lent > UInt64(total / 2), "\(tap.lent) lent, \(tap.dropped) dropped")
+        #expect(reused > 0)
+    }
+}
