@@ -269,7 +269,7 @@ let package = Package(
         .testTarget(
             name: "LinuxHardwareTests",
             dependencies: [
-                "GateCore", "GateSim", "Detector", "LinuxHardware", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CMallocCounter",
+                "GateCore", "GateSim", "Detector", "LinuxHardware", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CMallocCounter", "CLinuxSys",
                 "VideoDelay", "FFmpegVideo", "VideoService",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The stop-signal handler (the only C with state in this module) and the timestamped
-// datagram read (control messages are macros Swift cannot call).
+// The stop-signal handler (the only C with state in this module), the timestamped
+// datagram read (control messages are macros Swift cannot call), and evdev and uinput
+// (their ioctl requests are macros too).
 #include "CLinuxSys.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/input.h>
+#include <linux/uinput.h>
+#include <sys/ioctl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -83,4 +88,75 @@ long sprintgate_recv_timestamped(int fd, void *buf, unsigned long len, struct so
 int sprintgate_enable_rx_timestamps(int fd) {
     int one = 1;
     return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+}
+
+int sprintgate_evdev_monotonic(int fd) {
+    int clock = CLOCK_MONOTONIC;
+    return ioctl(fd, EVIOCSCLOCKID, &clock);
+}
+
+int sprintgate_evdev_has_key(int fd, int code) {
+    unsigned char bits[KEY_MAX / 8 + 1];
+    memset(bits, 0, sizeof bits);
+    if (code < 0 || code > KEY_MAX) return 0;
+    if (ioctl(fd, EVIOCGBIT(EV_KEY, sizeof bits), bits) < 0) return -1;
+    return (bits[code / 8] >> (code % 8)) & 1;
+}
+
+int sprintgate_evdev_name(int fd, char *buf, int len) {
+    int n = ioctl(fd, EVIOCGNAME(len), buf);
+    if (n >= 0 && len > 0) buf[n < len ? n : len - 1] = 0;
+    return n;
+}
+
+int sprintgate_evdev_read(int fd, int *type, int *code, int *value, int64_t *ns) {
+    struct input_event ev;
+    for (;;) {
+        ssize_t n = read(fd, &ev, sizeof ev);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return 0;
+        if (n < 0) return -1;
+        if (n != (ssize_t)sizeof ev) { errno = EIO; return -1; }
+        *type = ev.type;
+        *code = ev.code;
+        *value = ev.value;
+        *ns = (int64_t)ev.input_event_sec * 1000000000 + (int64_t)ev.input_event_usec * 1000;
+        return 1;
+    }
+}
+
+int sprintgate_uinput_keyboard(const char *name, const int *keys, int count) {
+    int fd = open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct uinput_setup setup;
+    memset(&setup, 0, sizeof setup);
+    setup.id.bustype = BUS_USB;
+    setup.id.vendor = 0x1d6b;
+    setup.id.product = 0x0104;
+    strncpy(setup.name, name, UINPUT_MAX_NAME_SIZE - 1);
+    int ok = ioctl(fd, UI_SET_EVBIT, EV_KEY) == 0;
+    for (int i = 0; ok && i < count; i++) ok = ioctl(fd, UI_SET_KEYBIT, keys[i]) == 0;
+    ok = ok && ioctl(fd, UI_DEV_SETUP, &setup) == 0 && ioctl(fd, UI_DEV_CREATE) == 0;
+    if (!ok) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+static int uinput_emit(int fd, int type, int code, int value) {
+    struct input_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = type;
+    ev.code = code;
+    ev.value = value;
+    return write(fd, &ev, sizeof ev) == (ssize_t)sizeof ev ? 0 : -1;
+}
+
+int sprintgate_uinput_tap(int fd, int code) {
+    if (uinput_emit(fd, EV_KEY, code, 1) || uinput_emit(fd, EV_SYN, SYN_REPORT, 0)) return -1;
+    if (uinput_emit(fd, EV_KEY, code, 0) || uinput_emit(fd, EV_SYN, SYN_REPORT, 0)) return -1;
+    return 0;
 }

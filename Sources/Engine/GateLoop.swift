@@ -52,6 +52,15 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     /// the camera once copied), else copied whole into a free slot; dropped and counted
     /// when the video thread is behind. Set at configuration time.
     public var videoTap: FrameTap?
+    /// The delay mode's marks: with `buttonMarksVideo` the start button asks for a mark
+    /// (and no longer reaches the engine), and every mark taken, from any source, is
+    /// confirmed by a beep and a flash of the crossing LED. Set at configuration time.
+    public var videoMarks: MarkRequests?
+    public var buttonMarksVideo = false
+    private var marksConfirmed: UInt64 = 0
+    private var markFlashUntil: MonotonicInstant?
+    /// How long the crossing LED flashes for a mark.
+    public static var markFlash: Span { .milliseconds(150) }
     /// Frames lent to the video tap and not yet given back to the camera, oldest first.
     private var loans: [(ticket: UInt64, lease: FrameLease)] = []
     private var actions: [EngineAction] = []
@@ -89,6 +98,11 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
         for e in buffer {
             stats.lineEvents += 1
             observer?(.line(e))
+            if buttonMarksVideo, e.role == .startButton, let marks = videoMarks {
+                // The button marks the delayed video; a press is the rising edge.
+                if e.edge == .rising { marks.request(at: e.timestamp) }
+                continue
+            }
             step(.line(e), now: now)
         }
         buffer.removeAll(keepingCapacity: true)
@@ -135,6 +149,7 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
                             detection: detection.crossing != nil, now: now)
             step(.frame(detection, frameTime: view.timestamp), now: now)
         }
+        if let marks = videoMarks { confirmMarks(marks, now: now) }
         if let line = statsWindow.line(now: now) { observer?(.statsLine(line)) }
         // The ready LED shows what the gate sees; an unchanged level costs nothing.
         let light = StatusLight(status: lastStatus, camera: camera.state)
@@ -150,6 +165,28 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             step(.soundOnsetRefined(played, onset: refined), now: now)
         }
         step(.tick, now: now)
+    }
+
+    /// A beep and a flash of the crossing LED for each new mark taken; the flash ends
+    /// `markFlash` later.
+    private mutating func confirmMarks(_ marks: MarkRequests, now: MonotonicInstant) {
+        let taken = marks.confirmed
+        if taken != marksConfirmed {
+            marksConfirmed = taken
+            markFlashUntil = now + Self.markFlash
+            do { try lines.set(.crossingLED, true) } catch { note(error) }
+            do {
+                // Why forget the last sound: the engine refines a start sound's onset from
+                // the device; the mark's beep must not move a race clock.
+                lastRefinedOnset = try sound.play(.beep, now: now)
+                lastPlayed = nil
+            } catch {
+                note(error)
+            }
+        } else if let until = markFlashUntil, now >= until {
+            markFlashUntil = nil
+            do { try lines.set(.crossingLED, false) } catch { note(error) }
+        }
     }
 
     /// Gives the camera back the buffers the video thread has copied.

@@ -190,6 +190,8 @@ public struct GateSettings: Sendable {
 /// encoder = "auto"     # "libx264", "h264_v4l2m2m" (the Pi 4's hardware encoder) or "auto"
 /// bitrate_kbps = 7700  # default: 0.14 bits a pixel a frame
 /// memory_mb = 2000     # at most this much RAM for the buffer (default: 70 % of what is free)
+/// mark_button = false  # the start button marks the delayed video instead of arming the gate
+/// clickers = true      # clickers, camera remotes and keyboards (evdev) mark the delayed video
 /// ```
 public struct VideoSettings: Sendable, Hashable {
     public var enabled = true
@@ -200,11 +202,16 @@ public struct VideoSettings: Sendable, Hashable {
     public var encoder: String?
     public var bitrateKbps: Int?
     public var memoryMB: Int?
+    /// The start button marks the delayed video (and no longer arms or starts the gate).
+    public var markButton = false
+    /// Keys from clickers, camera remotes and keyboards (evdev) mark the delayed video.
+    public var clickers = true
 
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
-        try t.checkKeys(["enabled", "delay_s", "pre_roll_s", "post_roll_s", "encoder", "bitrate_kbps", "memory_mb"])
+        try t.checkKeys(["enabled", "delay_s", "pre_roll_s", "post_roll_s", "encoder", "bitrate_kbps", "memory_mb", "mark_button",
+                         "clickers"])
         if let v = try t.bool("enabled", "true or false") { enabled = v }
         if let v = try t.optionalNumber("delay_s", in: 1...60, unit: " s") { delaySeconds = v }
         if let v = try t.optionalNumber("pre_roll_s", in: 0...60, unit: " s") { preRollSeconds = v }
@@ -220,6 +227,8 @@ public struct VideoSettings: Sendable, Hashable {
         }
         bitrateKbps = try t.optionalInt("bitrate_kbps", in: 100...50_000)
         memoryMB = try t.optionalInt("memory_mb", in: 16...65_536)
+        if let v = try t.bool("mark_button", "true or false") { markButton = v }
+        if let v = try t.bool("clickers", "true or false") { clickers = v }
     }
 
     /// The encoder for a board (the device tree's model): the Raspberry Pi 4's hardware

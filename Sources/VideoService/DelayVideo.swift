@@ -43,6 +43,9 @@ public struct DelayVideoConfig: Sendable {
 /// marks become clips once their post-roll is captured.
 public final class DelayVideo: @unchecked Sendable {
     public let tap: FrameTap
+    /// Marks asked for by the gate's button or a clicker, and marks taken (for the gate's
+    /// beep and flash).
+    public let marks = MarkRequests()
     public let library: ClipLibrary
     public let config: DelayVideoConfig
     private let clock: @Sendable () -> MonotonicInstant
@@ -119,18 +122,27 @@ public final class DelayVideo: @unchecked Sendable {
     /// Marks the frame the delayed view shows now (what the coach was looking at). Starts a
     /// session when none is open. Returns the marked instant.
     @discardableResult
-    public func mark() -> Mark {
-        let now = clock()
-        return shared.withLock { s in
-            let m = Mark(time: now - s.delay.delay, sequence: 0)
-            // The picture a viewer sees now is the marked frame (or one frame before it):
-            // it becomes the clip's thumbnail, with no decoding.
-            let shown = s.latest.flatMap { m.time.since($0.time) < .milliseconds(100) ? $0 : nil }
+    public func mark() -> Mark { mark(at: clock()) }
+
+    /// Marks the frame the delayed view showed at `instant` (a button's or key's press,
+    /// CLOCK_MONOTONIC), and counts it in `marks.confirmed` for the gate's beep and flash.
+    @discardableResult
+    public func mark(at instant: MonotonicInstant) -> Mark {
+        let m = shared.withLock { s in
+            let m = Mark(time: instant - s.delay.delay, sequence: 0)
+            // The picture a viewer saw then is the marked frame (or a frame beside it): it
+            // becomes the clip's thumbnail, with no decoding.
+            let shown = s.latest.flatMap { p -> DelayedPicture? in
+                let d = m.time.since(p.time)
+                return d < .milliseconds(100) && d > .milliseconds(-100) ? p : nil
+            }
             s.pendingMarks.append((m, shown))
             s.status.marksPending = s.pendingMarks.count
             if s.session == nil { s.endSession = false }
             return m
         }
+        marks.confirm()
+        return m
     }
 
     /// Starts a session (the thread opens its folder) when none is open, or right after the
@@ -168,6 +180,7 @@ public final class DelayVideo: @unchecked Sendable {
         // Clips are cut on a third, so writing a clip never holds up the encoder either.
         let c = Thread { [self] in
             while !stopping.load(ordering: .relaxed) {
+                marks.take { mark(at: $0) }
                 serviceMarks(now: clock(), final: false)
                 usleep(10_000)
             }

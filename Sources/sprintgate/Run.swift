@@ -171,6 +171,7 @@ struct RunCommand: ParsableCommand {
         web?.setExposure(loop.camera.exposure)
         web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? Double(board.camera.fps))
         var video: DelayVideo?
+        var clickers: EvdevClickers?
         if let v = settings.video {
             if let web {
                 let fps = Double(board.camera.fps)
@@ -182,7 +183,17 @@ struct RunCommand: ParsableCommand {
                                               delay: try DelaySetting(seconds: v.delaySeconds),
                                               roll: try RollSetting(preRollSeconds: v.preRollSeconds, postRollSeconds: v.postRollSeconds),
                                               budget: budget)
-                video = try web.installDelayVideo(on: &loop, config: config, stateDirectory: settings.stateDirectory)
+                let installed = try web.installDelayVideo(on: &loop, config: config, stateDirectory: settings.stateDirectory)
+                video = installed
+                // Marks away from the page: the start button (when chosen) and clickers, each
+                // confirmed by a beep and a flash.
+                loop.videoMarks = installed.marks
+                loop.buttonMarksVideo = v.markButton
+                if v.clickers {
+                    let c = EvdevClickers(log: Logger(label: "sprintgate.video")) { _, at, _ in installed.marks.request(at: at) }
+                    c.start()
+                    clickers = c
+                }
             } else {
                 log.warning("[video] is enabled but the page is off (--web-port 0): the delayed view needs the page; video stays off")
             }
@@ -343,6 +354,7 @@ struct RunCommand: ParsableCommand {
         }
         loop.closeCamera()
         if let summary = services.stop() { log.notice("\(summary)") }
+        clickers?.stop()
         video?.stop()
         writeStopped(phase: "\(loop.engine.persistentState)")
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")

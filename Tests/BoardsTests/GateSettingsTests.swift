@@ -82,6 +82,8 @@ struct GateSettingsTests {
         ("[video]\npre_roll_s = 0\npost_roll_s = 0", "video.post_roll_s", "a clip would be empty"),
         ("[video]\nencoder = \"h265\"", "video.encoder", "auto, libx264, h264_v4l2m2m"),
         ("[video]\nbitrate_kbps = 10", "video.bitrate_kbps", "out of range"),
+        ("[video]\nmark_button = \"yes\"", "video.mark_button", "true or false"),
+        ("[video]\nclickers = 1", "video.clickers", "true or false"),
     ])
     func mistakes(body: String, key: String, allowed: String) {
         do {
@@ -106,6 +108,10 @@ struct GateSettingsTests {
         let chosen = try #require(try settings("[video]\nencoder = \"libx264\"").video)
         #expect(chosen.encoder(forModel: "Raspberry Pi 4 Model B Rev 1.4") == "libx264")
         #expect(chosen.delaySeconds == 5 && chosen.preRollSeconds == 5 && chosen.postRollSeconds == 2)
+        // Marks away from the page: clickers by default, the start button when chosen.
+        #expect(!chosen.markButton && chosen.clickers)
+        let marking = try #require(try settings("[video]\nmark_button = true\nclickers = false").video)
+        #expect(marking.markButton && !marking.clickers)
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

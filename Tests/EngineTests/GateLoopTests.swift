@@ -322,3 +322,68 @@ struct BufferedFrames: FrameSource, ~Copyable {
         state = .closed
     }
 }
+
+extension GateLoopTests {
+    @Test("delay mode: with the button marking, a press asks for a mark at its kernel time and does not arm the gate; each mark taken beeps and flashes the crossing LED for 150 ms; iterations between allocate nothing")
+    func buttonMarks() throws {
+        let spec = try #require(SceneCatalog.scene("sprint", fps: 60, variant: 0))
+        var camera = BufferedFrames(spec: spec)
+        try camera.open()
+        let detector = PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height)
+        var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: EngineConfig()))
+        let marks = MarkRequests()
+        loop.videoMarks = marks
+        loop.buttonMarksVideo = true
+        let press = MonotonicInstant(seconds: 1.2)
+        loop.lines.pending = [LineEvent(role: .startButton, edge: .rising, timestamp: press, lineSequence: 1, globalSequence: 1),
+                              LineEvent(role: .startButton, edge: .falling, timestamp: press + .milliseconds(80), lineSequence: 2, globalSequence: 2)]
+        let phase = loop.engine.phase
+        var allocations: Int64 = 0
+        var requested: [MonotonicInstant] = []
+        var flashedAt: MonotonicInstant?, darkAt: MonotonicInstant?
+        for i in 0..<90 {
+            let now = MonotonicInstant(seconds: 1 + Double(i) / 60)
+            loop.camera.readyUntil = now
+            // The stand-in lines and beeper allocate as they record; iterations where they
+            // record (the press, the beep, the flash's end) are not counted.
+            let recorded = (loop.lines.writes.count, loop.sound.played.count, loop.lines.pending.count)
+            if i > 1 { sprintgate_alloc_count_begin() }
+            loop.iterate(now: now)
+            if i > 1 {
+                let n = sprintgate_alloc_count_end()
+                if (loop.lines.writes.count, loop.sound.played.count, loop.lines.pending.count) == recorded { allocations += n }
+            }
+            // The video thread takes the request and confirms it a frame later.
+            if i == 20 {
+                marks.take { requested.append($0) }
+                marks.confirm()
+            }
+            let lit = loop.lines.levels[.crossingLED] ?? false
+            if lit && flashedAt == nil { flashedAt = now }
+            if !lit, flashedAt != nil, darkAt == nil { darkAt = now }
+        }
+        #expect(requested == [press])
+        #expect(loop.engine.phase == phase, "the button reached the engine")
+        #expect(loop.sound.played.map(\.sound) == [.beep])
+        let on = try #require(flashedAt), off = try #require(darkAt)
+        #expect(on == MonotonicInstant(seconds: 1 + 21.0 / 60))
+        #expect(off.since(on) >= .milliseconds(150) && off.since(on) < .milliseconds(170))
+        #expect(allocations == 0, "\(allocations) allocations")
+        loop.closeCamera()
+
+        // Without `buttonMarksVideo` the button is the gate's again (a mark from elsewhere
+        // is still confirmed).
+        var camera2 = BufferedFrames(spec: spec)
+        try camera2.open()
+        var plain = GateLoop(camera: camera2, lines: FakeLines(), sound: RecordingBeeper(),
+                             detector: PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height),
+                             engine: Engine(config: EngineConfig()))
+        plain.videoMarks = marks
+        plain.lines.pending = [LineEvent(role: .startButton, edge: .rising, timestamp: press, lineSequence: 1, globalSequence: 1)]
+        plain.iterate(now: MonotonicInstant(seconds: 1.3))
+        var left = 0
+        marks.take { _ in left += 1 }
+        #expect(left == 0 && plain.stats.lineEvents == 1)
+        plain.closeCamera()
+    }
+}

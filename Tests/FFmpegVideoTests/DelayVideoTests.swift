@@ -31,7 +31,7 @@ func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
 
 @Suite("Delay video thread", .serialized)
 struct DelayVideoTests {
-    @Test("10 s of frames: the delayed view shows the frame 1 s old, a mark cuts the 2 s before it and 0.5 s after, a quick save keeps the buffer, the library survives a restart")
+    @Test("10 s of frames: the delayed view shows the frame 1 s old, a mark cuts the 2 s before it and 0.5 s after, a button press marks what the view showed at the press, a quick save keeps the buffer, the library survives a restart")
     func session() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -69,6 +69,8 @@ struct DelayVideoTests {
                 delayedChecked += 1
             }
             if i == 150 { mark = video.mark() }
+            // A press of the gate's button (or a clicker) at frame 160, taken by the video thread.
+            if i == 160 { video.marks.request(at: scene.time(160)) }
         }
         #expect(delayedChecked == 26)
         // The coach marked at frame 150 what the delayed view showed then: 1 s earlier.
@@ -78,16 +80,19 @@ struct DelayVideoTests {
         let firstFrame = (0..<300).first { scene.time($0) >= m.time - .seconds(2) }!
         let lastFrame = due(m.time + .milliseconds(500))
         #expect((markFrame, firstFrame, lastFrame) == (119, 60, 134))
-        #expect(eventually { video.status.clipsSaved == 1 })
+        #expect(eventually { video.status.clipsSaved == 2 })
+        #expect(video.marks.confirmed == 2)
         let jpeg = try #require(video.latest?.jpeg)
         #expect(Array(jpeg.prefix(2)) == [0xFF, 0xD8])
 
         video.quickSave()
-        #expect(eventually { video.status.clipsSaved == 2 })
+        #expect(eventually { video.status.clipsSaved == 3 })
         video.endSession()
         #expect(eventually { video.status.session == nil })
         let saved = video.takeSavedClips()
-        #expect(saved.map(\.kind) == ["mark", "buffer"])
+        #expect(saved.map(\.kind) == ["mark", "mark", "buffer"])
+        // The press marked what the delayed view showed then: the frame due 1 s before it.
+        #expect(saved[1].markNs == scene.time(due(scene.time(160) - .seconds(1))).nanoseconds)
         let clip = saved[0]
         #expect(clip.index == 1 && clip.markSequence == UInt64(markFrame))
         #expect(clip.startNs == scene.time(firstFrame).nanoseconds && clip.endNs == scene.time(lastFrame).nanoseconds)
@@ -106,18 +111,18 @@ struct DelayVideoTests {
         let thumb = try Data(contentsOf: URL(fileURLWithPath: library.thumbnailPath(clip)))
         #expect(Array(thumb.prefix(2)) == [0xFF, 0xD8])
         // The quick save holds the whole ring: all 300 frames fit in 64 MB.
-        #expect(saved[1].frames == 300)
+        #expect(saved[2].frames == 300)
 
         // A restart reads the session back; a clip interrupted by a power cut is cleared.
-        FileManager.default.createFile(atPath: dir + "/video/\(clip.session)/3.mp4.part", contents: Data([1, 2, 3]))
+        FileManager.default.createFile(atPath: dir + "/video/\(clip.session)/4.mp4.part", contents: Data([1, 2, 3]))
         let reopened = try ClipLibrary(directory: dir + "/video")
         #expect(reopened.sessions.count == 1)
         #expect(reopened.sessions[0].endedAt != nil)
         #expect(reopened.clips.map(\.id) == saved.map(\.id))
-        #expect(!FileManager.default.fileExists(atPath: dir + "/video/\(clip.session)/3.mp4.part"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/video/\(clip.session)/4.mp4.part"))
         #expect(reopened.storageBytes > saved[0].bytes)
         // Deleting both clips of the ended session removes it.
-        #expect(reopened.delete(saved.map(\.id)) == 2)
+        #expect(reopened.delete(saved.map(\.id)) == 3)
         #expect(reopened.sessions.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: library.videoPath(clip)))
     }

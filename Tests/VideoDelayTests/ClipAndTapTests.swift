@@ -237,3 +237,27 @@ extension ClipAndTapTests {
         #expect(reused > 0)
     }
 }
+
+extension ClipAndTapTests {
+    @Test("mark requests: kept in order with their instants, at most 16 waiting (the rest counted lost), taken all at once; asking allocates nothing; confirmations counted")
+    func markRequests() {
+        let marks = MarkRequests()
+        marks.request(at: MonotonicInstant(nanoseconds: 0))  // first use pays one-time costs
+        marks.take { _ in }
+        sprintgate_alloc_count_begin()
+        for i in 0..<20 { marks.request(at: MonotonicInstant(nanoseconds: Int64(i) * 1000)) }
+        let allocations = sprintgate_alloc_count_end()
+        #expect(allocations == 0)
+        var taken: [Int64] = []
+        marks.take { taken.append($0.nanoseconds) }
+        #expect(taken == (0..<16).map { Int64($0) * 1000 })
+        #expect(marks.lost == 4)
+        taken = []
+        marks.take { taken.append($0.nanoseconds) }
+        #expect(taken.isEmpty)
+        #expect(marks.confirmed == 0)
+        marks.confirm()
+        marks.confirm()
+        #expect(marks.confirmed == 2)
+    }
+}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Linux system interfaces Glibc's Swift module does not export: epoll, eventfd, timerfd,
-// and the stop-signal handler.
+// evdev and uinput, and the stop-signal handler.
 #ifndef SPRINTGATE_CLINUXSYS_H
 #define SPRINTGATE_CLINUXSYS_H
 #include <sys/epoll.h>
@@ -49,4 +49,22 @@ static inline void sprintgate_stdout_line_buffered(void) { setvbuf(stdout, NULL,
 int sprintgate_enable_rx_timestamps(int fd);
 long sprintgate_recv_timestamped(int fd, void *buf, unsigned long len, struct sockaddr_in *from,
                                  int64_t *rx_mono_ns);
+
+/// Makes an evdev descriptor stamp its events on CLOCK_MONOTONIC (EVIOCSCLOCKID). Returns
+/// 0, or -1 with errno set.
+int sprintgate_evdev_monotonic(int fd);
+/// Whether the evdev device `fd` can send key `code` (EVIOCGBIT). 1 or 0, or -1 with errno set.
+int sprintgate_evdev_has_key(int fd, int code);
+/// The device's name (EVIOCGNAME) into `buf`. Its length, or -1 with errno set.
+int sprintgate_evdev_name(int fd, char *buf, int len);
+/// Reads one event from the non-blocking evdev descriptor `fd`: its type, code, value and
+/// time in nanoseconds on the descriptor's clock. Returns 1, 0 when none is waiting, or -1
+/// with errno set (ENODEV once the device is gone).
+int sprintgate_evdev_read(int fd, int *type, int *code, int *value, int64_t *ns);
+/// A virtual keyboard through /dev/uinput that can send `count` keys `keys` (for the
+/// kernel-simulator tests: a clicker the kernel sees as real). Returns the uinput
+/// descriptor (closing it removes the device), or -1 with errno set.
+int sprintgate_uinput_keyboard(const char *name, const int *keys, int count);
+/// Presses and releases `code` on a uinput keyboard. Returns 0, or -1 with errno set.
+int sprintgate_uinput_tap(int fd, int code);
 #endif

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// `sprintgate run` with the delay mode on the rig's devices: the start button (gpio-sim)
+// marks the delayed video, the crossing LED flashes for it, and the clip is cut and listed.
+
+import Foundation
+import GateCore
+import Testing
+
+extension RigDevices.CommandRigTests {
+    @Test("run with [video] mark_button: a press of the start button marks the delayed video, flashes the crossing LED, and its clip is listed on the page")
+    func buttonMarksVideo() throws {
+        let board = try RigBoard()
+        let settings = try String(contentsOfFile: board.settings, encoding: .utf8) + """
+            [video]
+            delay_s = 1
+            pre_roll_s = 1
+            post_roll_s = 0.5
+            memory_mb = 64
+            mark_button = true
+            clickers = false
+
+            """
+        try settings.write(toFile: board.settings, atomically: true, encoding: .utf8)
+        var progress: [String] = []
+        var flashed = false
+        var sessions = ""
+        let r = try sprintgate(["run", "--config", board.settings, "--seconds", "150"]) { run in
+            defer { run.terminate() }
+            guard Self.framesPass(120, board, within: 90, run) != nil else { progress.append("never streamed"); return }
+            // The ring holds more than the delay and pre-roll by now.
+            usleep(3_000_000)
+            HardwareRig.pull("start-button", "pull-down")  // pressed (active low)
+            let pressed = Date()
+            while Date().timeIntervalSince(pressed) < 3 && !flashed {
+                flashed = HardwareRig.value("crossing-led") == 1
+                usleep(5_000)
+            }
+            HardwareRig.pull("start-button", "pull-up")
+            progress.append(flashed ? "flashed" : "no flash")
+            for _ in 0..<120 where run.isRunning {
+                sessions = Self.page("GET", "/api/video/sessions").body
+                if sessions.contains("\"kind\":\"mark\"") { break }
+                usleep(500_000)
+            }
+        }
+        print(progress.joined(separator: "; "))
+        print(r.out.split(separator: "\n").filter { $0.contains("video") }.joined(separator: "\n"))
+        #expect(r.status == 0)
+        #expect(flashed, "the crossing LED never lit for the mark")
+        let list = try JSONSerialization.jsonObject(with: Data(sessions.utf8)) as? [[String: Any]]
+        let clips = list?.first?["clips"] as? [[String: Any]] ?? []
+        #expect(clips.count == 1 && clips.first?["kind"] as? String == "mark", "\(sessions.prefix(400))")
+        #expect((clips.first?["frames"] as? Int ?? 0) > 0)
+        // The press did not reach the timing engine: nothing started.
+        #expect(!r.out.contains("started at "), "\(r.out.suffix(600))")
+    }
+}
