@@ -130,9 +130,27 @@ if let seconds = liveSeconds {
         }
     }
     for v in viewers { v.start() }
+    // When each mark is confirmed (the count the gate loop reads to beep and flash), seen
+    // within half a millisecond.
+    let confirmedAt = Mutex<[Int64]>([])
+    let watcher = Thread {
+        var seen: UInt64 = 0
+        while !stop.load(ordering: .relaxed) {
+            let c = video.marks.confirmed
+            while seen < c {
+                seen += 1
+                confirmedAt.withLock { $0.append(nowNs()) }
+            }
+            usleep(500)
+        }
+    }
+    watcher.start()
     let start = nowNs()
     let total = Int(seconds * fps)
     var markNs: [Double] = []
+    /// Button marks: the mark's number (from 0) and when it was asked for.
+    var pressed: [(n: Int, at: Int64)] = []
+    var marksMade = 0
     for i in 0..<total {
         let due = start + Int64((Double(i) * 1e9 / fps).rounded())
         while nowNs() < due { usleep(200) }
@@ -141,15 +159,26 @@ if let seconds = liveSeconds {
             _ = video.tap.offer(FrameView(base: p.baseAddress!, width: width, height: height, bytesPerRow: width, format: .gray8,
                                           sequence: UInt64(i), timestamp: MonotonicInstant(nanoseconds: due)))
         }
-        // 20 marks, spread over the run after the delay has passed, each 1 s + 0.5 s.
-        if i > Int(3 * fps) && markNs.count < 20 && i % max(1, (total - Int(3 * fps)) / 21) == 0 {
+        // 20 marks, spread over the run after the delay has passed, each 1 s + 0.5 s: every
+        // other one from the page (`mark()`), the rest as a button or clicker asks
+        // (`marks.request`, taken by the video thread).
+        if i > Int(3 * fps) && marksMade < 20 && i % max(1, (total - Int(3 * fps)) / 21) == 0 {
             let m0 = nowNs()
-            video.mark()
-            markNs.append(Double(nowNs() - m0) / 1e6)
+            if marksMade % 2 == 0 {
+                video.mark()
+                markNs.append(Double(nowNs() - m0) / 1e6)
+            } else {
+                video.marks.request(at: MonotonicInstant(nanoseconds: m0))
+                pressed.append((marksMade, m0))
+            }
+            marksMade += 1
         }
     }
     let fed = nowNs()
+    while confirmedAt.withLock({ $0.count }) < marksMade && nowNs() - fed < 5_000_000_000 { usleep(1_000) }
     stop.store(true, ordering: .relaxed)
+    let confirmations = confirmedAt.withLock { $0 }
+    let feedback = pressed.compactMap { p in p.n < confirmations.count ? Double(confirmations[p.n] - p.at) / 1e6 : nil }
     video.endSession()
     while video.status.marksPending > 0 && nowNs() - fed < 30_000_000_000 { usleep(1_000) }
     let s = video.status
@@ -160,6 +189,7 @@ if let seconds = liveSeconds {
     print("  frames offered \(total), encoded \(s.framesEncoded), dropped at the tap \(s.framesDropped) (\(fixed(100 * Double(s.framesDropped) / Double(total), 2)) %)")
     print("  added latency (picture ready − due), \(l.count) pictures: p50 \(fixed(pct(l, 0.5), 1)) ms, p99 \(fixed(pct(l, 0.99), 1)) ms, max \(fixed(l.max() ?? .nan, 1)) ms")
     print("  ring: \(fixed(bytesPerSecond * 8 / 1e6, 2)) Mbit/s stored; 20 min take \(fixed(bytesPerSecond * 1200 / 1e9, 2)) GB")
-    print("  marks: \(markNs.count), mark() p99 \(fixed(pct(markNs, 0.99) * 1000, 1)) µs; clips saved \(s.clipsSaved), lost \(s.clipsLost); "
-        + "cutting them took \(fixed(s.clipSeconds, 2)) s in all (1.5 s each, MP4 and thumbnail)")
+    print("  marks: \(marksMade) (\(markNs.count) from the page, mark() p99 \(fixed(pct(markNs, 0.99) * 1000, 1)) µs; "
+        + "\(feedback.count) as a button asks, confirmed p50 \(fixed(pct(feedback, 0.5), 1)) ms, max \(fixed(feedback.max() ?? .nan, 1)) ms after the request); "
+        + "clips saved \(s.clipsSaved), lost \(s.clipsLost); cutting them took \(fixed(s.clipSeconds, 2)) s in all (1.5 s each, MP4 and thumbnail)")
 }

@@ -33,10 +33,11 @@ extension RigDevices.CommandRigTests {
             let pressed = Date()
             while Date().timeIntervalSince(pressed) < 3 && !flashed {
                 flashed = HardwareRig.value("crossing-led") == 1
-                usleep(5_000)
+                if !flashed { usleep(2_000) }
             }
+            let feedback = Date().timeIntervalSince(pressed)
             HardwareRig.pull("start-button", "pull-up")
-            progress.append(flashed ? "flashed" : "no flash")
+            progress.append(flashed ? String(format: "flashed %.0f ms after the press", feedback * 1000) : "no flash")
             for _ in 0..<120 where run.isRunning {
                 sessions = Self.page("GET", "/api/video/sessions").body
                 if sessions.contains("\"kind\":\"mark\"") { break }
