@@ -36,6 +36,9 @@ public final class ClipLibrary: Sendable {
         var sessions: [SessionRecord]
         /// Score cards in use, with their undo history; read from the sheets when first asked.
         var cards: [String: ScoreCard] = [:]
+        /// Bytes each clip's MP4 and thumbnail take, by clip id: read from the disk once at
+        /// start and when a clip is saved, so the page's status poll stats nothing.
+        var fileBytes: [String: Int] = [:]
     }
     private let state: Mutex<Held>
 
@@ -60,7 +63,9 @@ public final class ClipLibrary: Sendable {
                 try? fm.removeItem(atPath: directory + "/" + name + "/" + leftover)
             }
         }
-        state = Mutex(Held(sessions: sessions))
+        var held = Held(sessions: sessions)
+        for c in sessions.flatMap(\.clips) { held.fileBytes[c.id] = Self.bytesOnDisk(c, in: directory) }
+        state = Mutex(held)
     }
 
     public var sessions: [SessionRecord] { state.withLock { $0.sessions } }
@@ -109,7 +114,11 @@ public final class ClipLibrary: Sendable {
         } catch {
             throw ClipLibraryError(description: "cannot save clip \(clip.index) in \(dir): \(error.localizedDescription)")
         }
-        try update(clip.session) { $0.clips.append(clip) }
+        let bytes = Self.bytesOnDisk(clip, in: directory)
+        try update(clip.session) { (r: inout SessionRecord, held: inout Held) throws(ClipLibraryError) in
+            r.clips.append(clip)
+            held.fileBytes[clip.id] = bytes
+        }
     }
 
     /// Marks a session ended.
@@ -230,7 +239,10 @@ public final class ClipLibrary: Sendable {
                 try? fm.removeItem(atPath: thumbnailPath(c))
                 deleted += 1
             }
-            try? update(record.id) { $0.clips.removeAll { wanted.contains($0.id) } }
+            try? update(record.id) { (r: inout SessionRecord, held: inout Held) throws(ClipLibraryError) in
+                r.clips.removeAll { wanted.contains($0.id) }
+                for c in gone { held.fileBytes[c.id] = nil }
+            }
             state.withLock { held in
                 guard let i = held.sessions.firstIndex(where: { $0.id == record.id }) else { return }
                 let r = held.sessions[i]
@@ -253,19 +265,20 @@ public final class ClipLibrary: Sendable {
             do { try FileManager.default.removeItem(atPath: sessionDirectory(id)) } catch {
                 throw ClipLibraryError(description: "cannot delete \(sessionDirectory(id)): \(error.localizedDescription)")
             }
+            for c in held.sessions[i].clips { held.fileBytes[c.id] = nil }
             held.sessions.remove(at: i)
             held.cards[id] = nil
         }
     }
 
-    /// Bytes the clips and thumbnails take on disk.
-    public var storageBytes: Int {
-        var total = 0
-        for c in sessions.flatMap(\.clips) {
-            for p in [videoPath(c), thumbnailPath(c)] {
-                total += ((try? FileManager.default.attributesOfItem(atPath: p))?[.size] as? Int) ?? 0
-            }
+    /// Bytes the clips and thumbnails take on disk (as measured when each was saved).
+    public var storageBytes: Int { state.withLock { $0.fileBytes.values.reduce(0, +) } }
+
+    /// Bytes of a clip's MP4 and thumbnail under `directory`.
+    private static func bytesOnDisk(_ c: ClipRecord, in directory: String) -> Int {
+        let dir = directory + "/" + c.session + "/\(c.index)"
+        return [dir + ".mp4", dir + ".jpg"].reduce(0) { total, p in
+            total + (((try? FileManager.default.attributesOfItem(atPath: p))?[.size] as? Int) ?? 0)
         }
-        return total
     }
 }

@@ -121,9 +121,12 @@ struct DelayVideoTests {
         #expect(reopened.clips.map(\.id) == saved.map(\.id))
         #expect(!FileManager.default.fileExists(atPath: dir + "/video/\(clip.session)/4.mp4.part"))
         #expect(reopened.storageBytes > saved[0].bytes)
+        // Kept up to date as clips are saved, without statting on each read.
+        #expect(library.storageBytes == reopened.storageBytes)
         // Deleting both clips of the ended session removes it.
         #expect(reopened.delete(saved.map(\.id)) == 3)
         #expect(reopened.sessions.isEmpty)
+        #expect(reopened.storageBytes == 0)
         #expect(!FileManager.default.fileExists(atPath: library.videoPath(clip)))
     }
 }
