@@ -2,6 +2,7 @@
 // Reading a video file (a clip of the gate's, or one a coach uploads) with libavformat.
 
 import CFFmpeg
+import GateCore
 
 /// What a video file holds, as its container says.
 public struct MediaInfo: Hashable, Sendable {
@@ -27,6 +28,8 @@ public final class MediaFile {
     private let streamIndex: Int32
     private let packet: UnsafeMutablePointer<AVPacket>
     private let decoder: VideoDecoder
+    /// The video stream's codec parameters (for copying its packets into another file).
+    private let parameters: CodecParameters
     public let path: String
     public let info: MediaInfo
     /// Seconds per unit of the stream's timestamps.
@@ -89,6 +92,7 @@ public final class MediaFile {
             throw error
         }
         streamIndex = index
+        self.parameters = parameters!
         self.info = info
         self.timeBase = timeBase
         self.startPTS = startPTS
@@ -135,5 +139,72 @@ public final class MediaFile {
         }
         if let listed = info.frames, packets < listed { throw cutShort(listed) }
         return count
+    }
+
+    /// What `trim` wrote: the frames shown, and the first and last shown times in seconds
+    /// of this file's timeline.
+    public struct Trimmed: Sendable, Hashable {
+        public var frames: Int
+        public var first: Double
+        public var last: Double
+    }
+
+    /// Copies the pictures from `from` to `to` seconds (this file's timeline, as a player
+    /// shows it) into a new MP4 at `destination` without re-encoding: the copy starts at the
+    /// keyframe before `from`, the frames before `from` hidden by an edit list. A picture
+    /// within half a frame of either end is kept (a player paused on a frame reports a time
+    /// a little either side of it). Holds one group of pictures at a time. Call on a file
+    /// not read yet.
+    public func trim(from: Double, to: Double, into destination: String) throws(FFmpegError) -> Trimmed {
+        guard from.isFinite, to.isFinite, from >= 0, to > from else {
+            throw FFmpegError("trimming \(path)", message: "the part to keep must start at 0 s or later and end after it starts")
+        }
+        // The group of pictures since the last keyframe, until the first shown one.
+        var group: [(bytes: [UInt8], t: Double, key: Bool)] = []
+        var writer: MP4Writer?
+        var shown = 0, first = 0.0, last = 0.0
+        let halfFrame = 0.5 / (info.fps ?? 30)
+        let (from, to) = (from - halfFrame, to + halfFrame)
+        func instant(_ t: Double) -> MonotonicInstant { MonotonicInstant(nanoseconds: Int64((t * 1e9).rounded())) }
+        while true {
+            let r = av_read_frame(format, packet)
+            if r == sprintgate_averror_eof() { break }
+            try FFmpegError.check(r, "reading \(path)")
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex, packet.pointee.pts != sprintgate_av_nopts() else { continue }
+            let t = Double(packet.pointee.pts - startPTS) * timeBase
+            let key = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
+            if t > to { break }
+            let bytes = UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))
+            if let writer {
+                try writer.write(bytes, time: instant(t), keyframe: key)
+                shown += 1
+                last = t
+                continue
+            }
+            if key { group.removeAll(keepingCapacity: true) }
+            guard !group.isEmpty || key else { continue }  // nothing decodes before the first keyframe
+            group.append((Array(bytes), t, key))
+            guard t >= from else { continue }
+            // The first shown picture: the file's zero; its group goes first, hidden before it.
+            let w = try MP4Writer(path: destination, parameters: parameters, origin: instant(t), fps: info.fps ?? 30)
+            for p in group {
+                do { try p.bytes.withUnsafeBytes { try w.write($0, time: instant(p.t), keyframe: p.key) } } catch let e as FFmpegError {
+                    throw e
+                } catch {
+                    throw FFmpegError("writing \(destination)", message: "\(error)")
+                }
+            }
+            group.removeAll()
+            writer = w
+            shown = 1
+            first = t
+            last = t
+        }
+        guard let writer else {
+            throw FFmpegError("trimming \(path)", message: "there are no pictures between \(from) s and \(to) s")
+        }
+        try writer.finish()
+        return Trimmed(frames: shown, first: first, last: last)
     }
 }

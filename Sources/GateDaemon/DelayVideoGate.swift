@@ -52,6 +52,11 @@ final class DelayVideoDesk: VideoDesk {
 
     func delete(clips ids: [String]) -> Int { video.library.delete(ids) }
 
+    func trim(clip id: String, from: Double, to: Double) throws(VideoDeskError) -> ClipRecord {
+        guard video.library.clip(id) != nil else { throw VideoDeskError(.notFound, field: "clip", reason: "there is no clip \(id)") }
+        return try desk("from") { () throws(ClipLibraryError) in try video.library.trim(id, from: from, to: to) }
+    }
+
     func delete(session id: String) throws(VideoDeskError) {
         if video.status.session == id {
             throw VideoDeskError(.conflict, field: "session", reason: "session \(id) is open: stop it first")

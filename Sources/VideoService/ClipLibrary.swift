@@ -3,6 +3,7 @@
 // clip, and a manifest rewritten atomically after each clip.
 
 public import Archery
+import FFmpegVideo
 import Foundation
 import Synchronization
 public import VideoDelay
@@ -39,6 +40,9 @@ public final class ClipLibrary: Sendable {
         /// Bytes each clip's MP4 and thumbnail take, by clip id: read from the disk once at
         /// start and when a clip is saved, so the page's status poll stats nothing.
         var fileBytes: [String: Int] = [:]
+        /// The highest clip index handed out in each session, so the video thread and a
+        /// trim never write the same one.
+        var handedOut: [String: Int] = [:]
     }
     private let state: Mutex<Held>
 
@@ -204,9 +208,46 @@ public final class ClipLibrary: Sendable {
         }
     }
 
-    /// The next free clip index in a session.
+    /// Hands out the next free clip index in a session (never the same one twice).
     func nextIndex(_ session: String) -> Int {
-        (sessions.first { $0.id == session }?.clips.map(\.index).max() ?? 0) + 1
+        state.withLock { held in
+            let saved = held.sessions.first { $0.id == session }?.clips.map(\.index).max() ?? 0
+            let n = max(saved, held.handedOut[session] ?? 0) + 1
+            held.handedOut[session] = n
+            return n
+        }
+    }
+
+    /// Saves the part from `from` to `to` seconds (the player's timeline) of clip `id` as a
+    /// new clip of its session, kind `trim`, cut without re-encoding (it starts at the
+    /// keyframe before `from`, hidden by an edit list); its thumbnail is the source's.
+    /// Blocks while it copies: call it off the web's event loop.
+    public func trim(_ id: String, from: Double, to: Double) throws(ClipLibraryError) -> ClipRecord {
+        guard let source = clip(id) else { throw ClipLibraryError(.unknown, description: "there is no clip \(id)") }
+        // Written under a name of its own, numbered only once it is there (a `.part` left
+        // by a power cut is cleared at start).
+        let scratch = sessionDirectory(source.session) + "/trim-\(UUID().uuidString).mp4.part"
+        let cut: MediaFile.Trimmed
+        do throws(FFmpegError) {
+            cut = try MediaFile(path: videoPath(source)).trim(from: from, to: to, into: scratch)
+        } catch {
+            try? FileManager.default.removeItem(atPath: scratch)
+            throw ClipLibraryError(error.isDiskFull ? .storage : .invalid, description: error.description)
+        }
+        let index = nextIndex(source.session)
+        let part = partPath(session: source.session, index: index)
+        do { try FileManager.default.moveItem(atPath: scratch, toPath: part) } catch {
+            try? FileManager.default.removeItem(atPath: scratch)
+            throw ClipLibraryError(description: "cannot save the trimmed clip: \(error.localizedDescription)")
+        }
+        let bytes = ((try? FileManager.default.attributesOfItem(atPath: part))?[.size] as? Int) ?? 0
+        let record = ClipRecord(id: "\(source.session)-\(index)", session: source.session, index: index, kind: "trim",
+                                markNs: source.markNs, markSequence: source.markSequence,
+                                startNs: source.startNs + Int64((cut.first * 1e9).rounded()),
+                                endNs: source.startNs + Int64((cut.last * 1e9).rounded()), frames: cut.frames, bytes: bytes,
+                                truncatedStart: false, savedAt: Date().timeIntervalSince1970)
+        try add(record, thumbnail: FileManager.default.contents(atPath: thumbnailPath(source)).map { [UInt8]($0) })
+        return record
     }
 
     private func write(_ record: SessionRecord) throws(ClipLibraryError) {

@@ -27,6 +27,9 @@ public protocol VideoDesk: Sendable {
     func files(clip id: String) -> (video: String, thumbnail: String)?
     /// Deletes clips; returns how many were deleted.
     func delete(clips ids: [String]) -> Int
+    /// Saves the part from `from` to `to` seconds of a clip as a new clip of its session
+    /// (kind `trim`, without re-encoding). Blocks while it copies.
+    func trim(clip id: String, from: Double, to: Double) throws(VideoDeskError) -> ClipRecord
     /// Deletes a session that is not open: its clips, its score and its folder.
     func delete(session id: String) throws(VideoDeskError)
 

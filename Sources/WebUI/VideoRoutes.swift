@@ -116,6 +116,24 @@ extension WebServer {
             headers[.contentLength] = String(size)
             return Response(status: .ok, headers: headers, body: try await io.loadFile(path: path, context: context))
         }
+        // Trim and export: the part of a clip from `from` to `to` seconds saved as a new
+        // clip (cut without re-encoding, on a thread of its own), downloaded from its URL.
+        router.post("/api/video/clips/:id/trim") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            guard let from = WebServer.number(body["from"]), from >= 0 else {
+                throw APIError.invalid("from", "where the part starts, in seconds from the clip's start, is required")
+            }
+            guard let to = WebServer.number(body["to"]), to > from else {
+                throw APIError.invalid("to", "where the part ends, in seconds after its start, is required")
+            }
+            let desk = try s.videoDesk()
+            let id = context.parameters.get("id") ?? ""
+            let record = try await Self.offload { () throws(APIError) -> ClipRecord in
+                do throws(VideoDeskError) { return try desk.trim(clip: id, from: from, to: to) } catch { throw error.api }
+            }
+            return try s.json(record, status: .created)
+        }
         router.delete("/api/video/clips") { request, context in
             try s.requirePIN(request, context)
             let body = try await s.body(request, context)
@@ -124,6 +142,18 @@ extension WebServer {
             }
             let desk = try s.videoDesk()
             return try s.json(["deleted": desk.delete(clips: ids), "storageBytes": desk.status().storageBytes])
+        }
+    }
+
+    /// Runs blocking work (file copies with FFmpeg) on a thread of its own, so it never holds
+    /// an event-loop thread.
+    static func offload<T: Sendable>(_ body: @escaping @Sendable () throws(APIError) -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            let t = Thread {
+                do throws(APIError) { c.resume(returning: try body()) } catch { c.resume(throwing: error) }
+            }
+            t.name = "sprintgate.web-work"
+            t.start()
         }
     }
 

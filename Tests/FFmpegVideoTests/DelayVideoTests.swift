@@ -31,7 +31,7 @@ func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
 
 @Suite("Delay video thread", .serialized)
 struct DelayVideoTests {
-    @Test("10 s of frames: the delayed view shows the frame 1 s old, a mark cuts the 2 s before it and 0.5 s after, a button press marks what the view showed at the press, a quick save keeps the buffer, the library survives a restart")
+    @Test("10 s of frames: the delayed view shows the frame 1 s old, a mark cuts the 2 s before it and 0.5 s after, a button press marks what the view showed at the press, a quick save keeps the buffer, a part trimmed out of a clip, the library survives a restart")
     func session() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -113,18 +113,40 @@ struct DelayVideoTests {
         // The quick save holds the whole ring: all 300 frames fit in 64 MB.
         #expect(saved[2].frames == 300)
 
+        // Trim and export: 0.5 s to 1.5 s of the mark's clip, a clip of its own holding the
+        // scene's frames 75…105, decoded from the keyframe before (frame 60) behind an edit list.
+        #expect(throws: ClipLibraryError.self) { try library.trim(clip.id, from: 2.0, to: 1.0) }
+        #expect(throws: ClipLibraryError.self) { try library.trim(clip.id, from: 10, to: 12) }
+        #expect(throws: ClipLibraryError.self) { try library.trim("19990101-000000-1", from: 0, to: 1) }
+        let part = try library.trim(clip.id, from: 0.5, to: 1.5)
+        #expect(part.kind == "trim" && part.index == 4 && part.session == clip.session && part.frames == 31)
+        // The file keeps times to the microsecond.
+        #expect(abs(part.startNs - scene.time(75).nanoseconds) < 10_000 && abs(part.endNs - scene.time(105).nanoseconds) < 10_000)
+        var partFirst = 0.0, partCount = 0
+        try MediaFile(path: library.videoPath(part)).readAll { p, t in
+            if partCount == 0 {
+                partFirst = psnr(p, scene.luma(75), width: 320)
+                #expect(abs(t) < 0.001, "the part starts at \(t) s")
+            }
+            partCount += 1
+        }
+        #expect(partCount == 31 && partFirst >= 30)
+        #expect(FileManager.default.fileExists(atPath: library.thumbnailPath(part)))
+        // Nothing is left behind by the refused ones.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/video/" + clip.session).allSatisfy { !$0.hasSuffix(".part") })
+
         // A restart reads the session back; a clip interrupted by a power cut is cleared.
-        FileManager.default.createFile(atPath: dir + "/video/\(clip.session)/4.mp4.part", contents: Data([1, 2, 3]))
+        FileManager.default.createFile(atPath: dir + "/video/\(clip.session)/6.mp4.part", contents: Data([1, 2, 3]))
         let reopened = try ClipLibrary(directory: dir + "/video")
         #expect(reopened.sessions.count == 1)
         #expect(reopened.sessions[0].endedAt != nil)
-        #expect(reopened.clips.map(\.id) == saved.map(\.id))
-        #expect(!FileManager.default.fileExists(atPath: dir + "/video/\(clip.session)/4.mp4.part"))
+        #expect(reopened.clips.map(\.id) == saved.map(\.id) + [part.id])
+        #expect(!FileManager.default.fileExists(atPath: dir + "/video/\(clip.session)/6.mp4.part"))
         #expect(reopened.storageBytes > saved[0].bytes)
         // Kept up to date as clips are saved, without statting on each read.
         #expect(library.storageBytes == reopened.storageBytes)
-        // Deleting both clips of the ended session removes it.
-        #expect(reopened.delete(saved.map(\.id)) == 3)
+        // Deleting every clip of the ended session removes it.
+        #expect(reopened.delete(saved.map(\.id) + [part.id]) == 4)
         #expect(reopened.sessions.isEmpty)
         #expect(reopened.storageBytes == 0)
         #expect(!FileManager.default.fileExists(atPath: library.videoPath(clip)))

@@ -67,6 +67,23 @@ final class StandInVideoDesk: VideoDesk {
             return before - s.clips.count
         }
     }
+    func trim(clip id: String, from: Double, to: Double) throws(VideoDeskError) -> ClipRecord {
+        try state.withLock { (s: inout State) throws(VideoDeskError) -> ClipRecord in
+            guard let source = s.clips.first(where: { $0.id == id }) else {
+                throw VideoDeskError(.notFound, field: "clip", reason: "there is no clip \(id)")
+            }
+            guard to <= source.seconds else { throw VideoDeskError(field: "from", reason: "there are no pictures there") }
+            var c = source
+            c.index = s.clips.count + 1
+            c.id = "s1-\(c.index)"
+            c.kind = "trim"
+            c.startNs = source.startNs + Int64(from * 1e9)
+            c.endNs = source.startNs + Int64(to * 1e9)
+            s.clips.append(c)
+            s.calls.append("trim \(id) \(from) \(to)")
+            return c
+        }
+    }
     // The score calls keep one real card for session "s1", as the library does.
     private func session(_ id: String) throws(VideoDeskError) {
         guard id == "s1", !state.withLock({ $0.sessionDeleted }) else {
@@ -210,6 +227,24 @@ struct VideoRouteTests {
                 #expect(r.status == .notFound && r.text.contains("has no video file"))
             }
             try await client.execute(uri: "/api/video/clips/s1-1.avi", method: .get) { r in #expect(r.status == .badRequest) }
+            // Trim: the PIN, both ends named when wrong, an unknown clip, then a new clip.
+            try await client.execute(uri: "/api/video/clips/s1-1/trim", method: .post, body: body("{\"from\": 0.5, \"to\": 1.5}")) { r in
+                #expect(r.status == .unauthorized)
+            }
+            for (json, field) in [("{\"to\": 1}", "from"), ("{\"from\": -1, \"to\": 1}", "from"), ("{\"from\": 1, \"to\": 1}", "to"),
+                                  ("{\"from\": 1, \"to\": \"end\"}", "to"), ("{\"from\": 0.5, \"to\": 5}", "from")] {
+                try await client.execute(uri: "/api/video/clips/s1-1/trim", method: .post, headers: pinHeader, body: body(json)) { r in
+                    #expect(r.status == .badRequest && r.errorField == field, "\(json)")
+                }
+            }
+            try await client.execute(uri: "/api/video/clips/s1-7/trim", method: .post, headers: pinHeader, body: body("{\"from\": 0.5, \"to\": 1.5}")) { r in
+                #expect(r.status == .notFound && r.errorField == "clip")
+            }
+            try await client.execute(uri: "/api/video/clips/s1-1/trim", method: .post, headers: pinHeader, body: body("{\"from\": 0.5, \"to\": 1.5}")) { r in
+                #expect(r.status == .created && r.json["kind"] as? String == "trim" && r.json["id"] as? String == "s1-3")
+                #expect(r.json["startNs"] as? Int == 500_000_000 && r.json["endNs"] as? Int == 1_500_000_000)
+            }
+            #expect(desk.state.withLock { $0.calls }.contains("trim s1-1 0.5 1.5"))
             try await client.execute(uri: "/api/video/clips", method: .delete, headers: pinHeader, body: body("{\"ids\": []}")) { r in
                 #expect(r.status == .badRequest && r.errorField == "ids")
             }
@@ -218,6 +253,7 @@ struct VideoRouteTests {
             }
             try await client.execute(uri: "/api/video/clips", method: .delete, headers: pinHeader, body: body("{\"ids\": [\"s1-1\", \"s1-2\"]}")) { r in
                 #expect(r.status == .ok && r.json["deleted"] as? Int == 2)
+                #expect(desk.state.withLock { $0.clips.map(\.id) } == ["s1-3"])
             }
         }
         #expect(WebServer.byteRange("bytes=5-", size: 10) == 5...9)

@@ -3,7 +3,7 @@
 // sessions, the clip list and the replay player with frame stepping. Uses app.js's helpers.
 "use strict";
 
-const video = { on: false, shown: false, shownTime: "0", pictures: 0, fps: 30, clips: [], playing: null, liveTimer: 0 };
+const video = { trimIn: null, trimOut: null, on: false, shown: false, shownTime: "0", pictures: 0, fps: 30, clips: [], playing: null, liveTimer: 0 };
 
 function mb(bytes) { return fmt(bytes / 1048576, 1) + " MB"; }
 
@@ -130,7 +130,7 @@ async function loadClips() {
       tick.onchange = () => { $("v-delete").disabled = !box.querySelector("input:checked"); };
       const img = el("img"); img.src = "/api/video/clips/" + c.id + ".jpg"; img.alt = "Clip " + c.index;
       img.onclick = () => play(c.id);
-      const text = el("span", (c.kind === "buffer" ? "Buffer " : "Clip ") + c.index + " · " + fmt((c.endNs - c.startNs) / 1e9, 1) + " s · " + mb(c.bytes) +
+      const text = el("span", ({ buffer: "Buffer ", trim: "Part " }[c.kind] || "Clip ") + c.index + " · " + fmt((c.endNs - c.startNs) / 1e9, 1) + " s · " + mb(c.bytes) +
         (c.truncatedStart ? " · start cut by the buffer" : ""));
       const open = el("button", "Play"); open.onclick = () => play(c.id);
       row.append(tick, img, text, open);
@@ -155,6 +155,9 @@ function play(id) {
   v.playbackRate = Number($("v-speed").value);
   $("v-download").href = "/api/video/clips/" + id + ".mp4?download=1";
   $("v-play").textContent = "Play";
+  video.trimIn = video.trimOut = null;
+  $("v-part").hidden = true;
+  showRange();
   const d = $("v-player");
   if (!d.open) d.showModal();
   where();
@@ -175,6 +178,24 @@ function where() {
   const frame = Math.round(v.currentTime * video.fps);
   $("v-where").textContent = "Clip " + video.playing + " · " + fmt(v.currentTime, 3) + " s · frame " + frame + " · " + v.playbackRate + "×";
   if (v.duration) $("v-scrub").value = String(Math.round(1000 * v.currentTime / v.duration));
+}
+
+// Trim and export: the part between "Start here" and "End here" saved as a clip of its own
+// (cut by the gate without re-encoding), then downloaded.
+function showRange() {
+  const r = (t) => t === null ? "—" : fmt(t, 3) + " s";
+  $("v-range").textContent = "Part: " + r(video.trimIn) + " to " + r(video.trimOut);
+  $("v-trim").disabled = !(video.trimIn !== null && video.trimOut !== null && video.trimOut > video.trimIn);
+}
+async function saveTrim() {
+  const r = await control("POST", "/api/video/clips/" + video.playing + "/trim", { from: video.trimIn, to: video.trimOut },
+    "Part saved.");
+  if (!r) return;
+  say("Part saved as clip " + r.index + " (" + fmt((r.endNs - r.startNs) / 1e9, 2) + " s, " + r.frames + " frames).");
+  $("v-part").href = "/api/video/clips/" + r.id + ".mp4?download=1";
+  $("v-part").hidden = false;
+  loadClips();
+  videoStatus();
 }
 
 function wireVideo() {
@@ -209,6 +230,9 @@ function wireVideo() {
   v.onseeked = where;
   v.onended = () => { $("v-play").textContent = "Play"; };
   $("v-close").onclick = () => { v.pause(); $("v-player").close(); };
+  $("v-in").onclick = () => { video.trimIn = v.currentTime; showRange(); };
+  $("v-out").onclick = () => { video.trimOut = v.currentTime; showRange(); };
+  $("v-trim").onclick = saveTrim;
   document.addEventListener("keydown", (e) => {
     if (!$("v-player").open) return;
     if (e.key === ",") { step(-1); e.preventDefault(); }
