@@ -182,7 +182,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI", "GateDaemon",
-                "VideoDelay", "FFmpegVideo", "VideoService",
+                "VideoDelay", "FFmpegVideo", "VideoService", "Archery",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

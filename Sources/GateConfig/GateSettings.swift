@@ -191,8 +191,29 @@ public struct GateSettings: Sendable {
 /// bitrate_kbps = 7700  # default: 0.14 bits a pixel a frame
 /// memory_mb = 2000     # at most this much RAM for the buffer (default: 70 % of what is free)
 /// mark_button = false  # the start button marks the delayed video instead of arming the gate
+/// target_face = "wa122" # archery scoring's face: wa122, wa80, wa40, vegas3
+/// bow = "recurve"      # recurve, compound, barebow
+/// arrow_diameter_mm = 5.5 # the shaft, 3.1...9.9 mm (line cutters are scored from its edge)
+/// arrows_per_end = 6   # 3 or 6
 /// clickers = true      # clickers, camera remotes and keyboards (evdev) mark the delayed video
 /// ```
+/// Archery scoring's defaults for a new score card (names as the scorer's: `wa40`, `compound`).
+public struct ArcheryDefaults: Sendable, Hashable {
+    public var face: String
+    public var bow: String
+    /// Millimetres, 3.1...9.9.
+    public var arrowDiameter: Double
+    /// 3 or 6.
+    public var arrowsPerEnd: Int
+
+    public init(face: String, bow: String, arrowDiameter: Double, arrowsPerEnd: Int) {
+        self.face = face
+        self.bow = bow
+        self.arrowDiameter = arrowDiameter
+        self.arrowsPerEnd = arrowsPerEnd
+    }
+}
+
 public struct VideoSettings: Sendable, Hashable {
     public var enabled = true
     public var delaySeconds = 5.0
@@ -206,12 +227,15 @@ public struct VideoSettings: Sendable, Hashable {
     public var markButton = false
     /// Keys from clickers, camera remotes and keyboards (evdev) mark the delayed video.
     public var clickers = true
+    /// Archery scoring's defaults for a new score card, when the file sets any of them:
+    /// the face, bow, shaft diameter (mm) and arrows per end.
+    public var archery: ArcheryDefaults?
 
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
         try t.checkKeys(["enabled", "delay_s", "pre_roll_s", "post_roll_s", "encoder", "bitrate_kbps", "memory_mb", "mark_button",
-                         "clickers"])
+                         "clickers", "target_face", "bow", "arrow_diameter_mm", "arrows_per_end"])
         if let v = try t.bool("enabled", "true or false") { enabled = v }
         if let v = try t.optionalNumber("delay_s", in: 1...60, unit: " s") { delaySeconds = v }
         if let v = try t.optionalNumber("pre_roll_s", in: 0...60, unit: " s") { preRollSeconds = v }
@@ -229,6 +253,23 @@ public struct VideoSettings: Sendable, Hashable {
         memoryMB = try t.optionalInt("memory_mb", in: 16...65_536)
         if let v = try t.bool("mark_button", "true or false") { markButton = v }
         if let v = try t.bool("clickers", "true or false") { clickers = v }
+        let faces = ["wa122", "wa80", "wa40", "vegas3"], bows = ["recurve", "compound", "barebow"]
+        let face = try t.string("target_face", "one of " + faces.joined(separator: ", "))
+        if let face, !faces.contains(face) {
+            throw t.error(.notOneOf, "target_face", "\"\(face)\" is not one of " + faces.joined(separator: ", "))
+        }
+        let bow = try t.string("bow", "one of " + bows.joined(separator: ", "))
+        if let bow, !bows.contains(bow) {
+            throw t.error(.notOneOf, "bow", "\"\(bow)\" is not one of " + bows.joined(separator: ", "))
+        }
+        let diameter = try t.optionalNumber("arrow_diameter_mm", in: 3.1...9.9, unit: " mm")
+        let perEnd = try t.optionalInt("arrows_per_end", in: 3...6)
+        if let perEnd, perEnd != 3 && perEnd != 6 {
+            throw t.error(.invalidValue, "arrows_per_end", "\(perEnd) is not 3 (indoor) or 6 (outdoor)")
+        }
+        if face != nil || bow != nil || diameter != nil || perEnd != nil {
+            archery = ArcheryDefaults(face: face ?? "wa122", bow: bow ?? "recurve", arrowDiameter: diameter ?? 5.5, arrowsPerEnd: perEnd ?? 6)
+        }
     }
 
     /// The encoder for a board (the device tree's model): the Raspberry Pi 4's hardware

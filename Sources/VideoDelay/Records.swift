@@ -56,11 +56,15 @@ public struct VideoStatus: Sendable, Hashable, Codable {
     public var storageBytes: Int
     /// The last error that still matters (a full disk, an encoder failure), or nil.
     public var problem: String?
+    /// Archery scoring's defaults for a new card from the settings file (no arrows), or nil
+    /// when the file sets none.
+    public var archery: ScoreSheet?
 
     public init(encoder: String, width: Int, height: Int, fps: Double, delaySeconds: Double, preRollSeconds: Double,
                 postRollSeconds: Double, framesIn: UInt64, framesDropped: UInt64, framesEncoded: UInt64,
                 bufferSeconds: Double, bufferBytes: Int, bufferCapacityBytes: Int, bufferSummary: String, session: String?,
-                marksPending: Int, clipsSaved: Int, clipsLost: Int, clipSeconds: Double, storageBytes: Int, problem: String?) {
+                marksPending: Int, clipsSaved: Int, clipsLost: Int, clipSeconds: Double, storageBytes: Int, problem: String?,
+                archery: ScoreSheet? = nil) {
         self.encoder = encoder
         self.width = width
         self.height = height
@@ -82,6 +86,7 @@ public struct VideoStatus: Sendable, Hashable, Codable {
         self.clipSeconds = clipSeconds
         self.storageBytes = storageBytes
         self.problem = problem
+        self.archery = archery
     }
 }
 

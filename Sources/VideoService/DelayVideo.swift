@@ -2,6 +2,7 @@
 // The video thread: frames from the loop's tap compressed into the RAM ring, the delayed
 // view decoded for whoever watches, marks cut into clips on disk.
 
+public import Archery
 public import FFmpegVideo
 import Foundation
 public import GateCore
@@ -22,9 +23,12 @@ public struct DelayVideoConfig: Sendable {
     public var budget: BufferBudget
     /// Widest picture sent to a browser, pixels.
     public var viewMaxWidth: Int
+    /// Archery scoring's defaults from the settings file, when it sets them.
+    public var archery: ScoreSheet?
 
     public init(width: Int, height: Int, fps: Double, bitsPerSecond: Int? = nil, encoder: H264EncoderKind = .x264,
-                delay: DelaySetting, roll: RollSetting, budget: BufferBudget? = nil, availableMemory: Int? = nil, viewMaxWidth: Int = 1280) {
+                delay: DelaySetting, roll: RollSetting, budget: BufferBudget? = nil, availableMemory: Int? = nil, viewMaxWidth: Int = 1280,
+                archery: ScoreSheet? = nil) {
         self.width = width
         self.height = height
         self.fps = fps
@@ -35,6 +39,7 @@ public struct DelayVideoConfig: Sendable {
         self.roll = roll
         self.budget = budget ?? BufferBudget(availableBytes: availableMemory ?? 256 << 20, bitsPerSecond: rate, fps: fps)
         self.viewMaxWidth = viewMaxWidth
+        self.archery = archery
     }
 }
 
@@ -94,7 +99,8 @@ public final class DelayVideo: @unchecked Sendable {
             delaySeconds: config.delay.delay.seconds, preRollSeconds: config.roll.preRoll.seconds,
             postRollSeconds: config.roll.postRoll.seconds, framesIn: 0, framesDropped: 0, framesEncoded: 0,
             bufferSeconds: 0, bufferBytes: 0, bufferCapacityBytes: config.budget.bytes, bufferSummary: config.budget.summary,
-            session: nil, marksPending: 0, clipsSaved: 0, clipsLost: 0, clipSeconds: 0, storageBytes: 0, problem: nil)
+            session: nil, marksPending: 0, clipsSaved: 0, clipsLost: 0, clipSeconds: 0, storageBytes: 0, problem: nil,
+            archery: config.archery)
         shared = Mutex(Shared(delay: config.delay, roll: config.roll, status: status))
     }
 

@@ -2,6 +2,7 @@
 // `sprintgate run`: the gate daemon. Camera, GPIO and sound on one epoll loop.
 
 import ArgumentParser
+import Archery
 import Detector
 import Engine
 import FFmpegVideo
@@ -182,7 +183,14 @@ struct RunCommand: ParsableCommand {
                 let config = DelayVideoConfig(width: width, height: height, fps: fps, bitsPerSecond: rate, encoder: encoder,
                                               delay: try DelaySetting(seconds: v.delaySeconds),
                                               roll: try RollSetting(preRollSeconds: v.preRollSeconds, postRollSeconds: v.postRollSeconds),
-                                              budget: budget)
+                                              budget: budget,
+                                              archery: v.archery.flatMap { a in
+                                                  TargetFace(rawValue: a.face).flatMap { face in
+                                                      BowClass(rawValue: a.bow).map {
+                                                          ScoreSheet(face: face, bow: $0, arrowDiameter: a.arrowDiameter, arrowsPerEnd: a.arrowsPerEnd)
+                                                      }
+                                                  }
+                                              })
                 let installed = try web.installDelayVideo(on: &loop, config: config, stateDirectory: settings.stateDirectory)
                 video = installed
                 // Marks away from the page: the start button (when chosen) and clickers, each

@@ -84,6 +84,10 @@ struct GateSettingsTests {
         ("[video]\nbitrate_kbps = 10", "video.bitrate_kbps", "out of range"),
         ("[video]\nmark_button = \"yes\"", "video.mark_button", "true or false"),
         ("[video]\nclickers = 1", "video.clickers", "true or false"),
+        ("[video]\ntarget_face = \"wa60\"", "video.target_face", "wa122, wa80, wa40, vegas3"),
+        ("[video]\nbow = \"longbow\"", "video.bow", "recurve, compound, barebow"),
+        ("[video]\narrow_diameter_mm = 12", "video.arrow_diameter_mm", "out of range"),
+        ("[video]\narrows_per_end = 4", "video.arrows_per_end", "3 (indoor) or 6 (outdoor)"),
     ])
     func mistakes(body: String, key: String, allowed: String) {
         do {
@@ -112,6 +116,10 @@ struct GateSettingsTests {
         #expect(!chosen.markButton && chosen.clickers)
         let marking = try #require(try settings("[video]\nmark_button = true\nclickers = false").video)
         #expect(marking.markButton && !marking.clickers)
+        // Archery's defaults: none unless the file sets one; the rest then take the usual values.
+        #expect(chosen.archery == nil)
+        let archery = try #require(try settings("[video]\ntarget_face = \"wa40\"\narrow_diameter_mm = 9.3").video?.archery)
+        #expect(archery == ArcheryDefaults(face: "wa40", bow: "recurve", arrowDiameter: 9.3, arrowsPerEnd: 6))
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

@@ -202,11 +202,15 @@ extension DelayVideoTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let clock = TestClock()
         let library = try ClipLibrary(directory: dir + "/video")
+        // The settings file's archery defaults reach the page through the status.
+        let defaults = ScoreSheet(face: .wa40, bow: .compound, arrowDiameter: 9.3, arrowsPerEnd: 3)
         let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
-                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0), availableMemory: 16 << 20)
+                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0), availableMemory: 16 << 20,
+                                      archery: defaults)
         let video = DelayVideo(config: config, library: library, clock: { clock.now }, log: Logger(label: "test"))
         video.start()
         defer { video.stop() }
+        #expect(video.status.archery == defaults)
         #expect(video.status.session == nil)
         video.startSession()
         #expect(eventually { video.status.session != nil })

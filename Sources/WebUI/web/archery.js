@@ -26,11 +26,14 @@ async function openScorer(session) {
   $("sc-title").textContent = "Score session " + session;
   let card = null;
   try { card = await api("GET", scorePath()); } catch (e) { card = null; }  // Not scored yet: choose the face.
-  const last = JSON.parse(localStorage.getItem("sg-archery") || "{}");
-  $("sc-face-pick").value = (card && card.face.id) || last.face || "wa122";
-  $("sc-bow").value = (card && card.bow) || last.bow || "recurve";
-  $("sc-diameter").value = String((card && card.arrowDiameter) || last.arrowDiameter || 5.5);
-  $("sc-per-end").value = String((card && card.arrowsPerEnd) || last.arrowsPerEnd || 6);
+  // The card's own choice; else the settings file's ([video] target_face, bow,
+  // arrow_diameter_mm, arrows_per_end); else this phone's last choice.
+  const chosen = card ? { face: card.face.id, bow: card.bow, arrowDiameter: card.arrowDiameter, arrowsPerEnd: card.arrowsPerEnd }
+    : video.archery || JSON.parse(localStorage.getItem("sg-archery") || "{}");
+  $("sc-face-pick").value = chosen.face || "wa122";
+  $("sc-bow").value = chosen.bow || "recurve";
+  $("sc-diameter").value = String(chosen.arrowDiameter || 5.5);
+  $("sc-per-end").value = String(chosen.arrowsPerEnd || 6);
   showCard(card);
   if (!$("sc-dialog").open) $("sc-dialog").showModal();
 }

@@ -3,7 +3,7 @@
 // sessions, the clip list and the replay player with frame stepping. Uses app.js's helpers.
 "use strict";
 
-const video = { trimIn: null, trimOut: null, on: false, shown: false, shownTime: "0", pictures: 0, fps: 30, clips: [], playing: null, liveTimer: 0 };
+const video = { archery: null, trimIn: null, trimOut: null, on: false, shown: false, shownTime: "0", pictures: 0, fps: 30, clips: [], playing: null, liveTimer: 0 };
 
 function mb(bytes) { return fmt(bytes / 1048576, 1) + " MB"; }
 
@@ -12,6 +12,7 @@ async function videoStatus() {
   try { s = await api("GET", "/api/video"); } catch (e) { return null; }
   video.on = true;
   video.fps = s.fps || 30;
+  video.archery = s.archery || null;
   $("video-section").hidden = false;
   for (const [id, v] of [["v-delay", s.delaySeconds], ["v-pre", s.preRollSeconds], ["v-post", s.postRollSeconds]]) {
     if (document.activeElement !== $(id)) $(id).value = String(v);
