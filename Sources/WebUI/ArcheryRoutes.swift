@@ -98,14 +98,7 @@ struct SessionListing: Encodable {
 }
 
 extension VideoDeskError {
-    var api: APIError {
-        switch kind {
-        case .invalid: APIError(.badRequest, field: field, reason: reason)
-        case .notFound: APIError(.notFound, field: field, reason: reason)
-        case .conflict: APIError(.conflict, field: field, reason: reason)
-        case .unavailable: APIError(.serviceUnavailable, field: field, reason: reason)
-        }
-    }
+    var api: APIError { ResultsBookError(kind, field: field, reason: reason).api }
 }
 
 extension WebServer {

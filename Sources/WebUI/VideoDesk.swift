@@ -44,16 +44,10 @@ public protocol VideoDesk: Sendable {
 
 /// A refused video request: what kind of refusal, the field and why.
 public struct VideoDeskError: Error, Sendable, Hashable {
-    public enum Kind: Sendable, Hashable {
-        /// A value out of range or malformed.
-        case invalid
-        /// No such session or clip.
-        case notFound
-        /// The request does not fit the state (an open session, no face chosen, nothing to undo).
-        case conflict
-        /// The gate could not store it (a full disk).
-        case unavailable
-    }
+    /// The same kinds as the results book's, answered the same way: `invalid` (a value out
+    /// of range or malformed), `notFound` (no such session or clip), `conflict` (an open
+    /// session, no face chosen, nothing to undo), `unavailable` (a full disk).
+    public typealias Kind = ResultsBookError.Kind
     public var kind: Kind
     public var field: String
     public var reason: String
