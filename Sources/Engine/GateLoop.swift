@@ -167,21 +167,31 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
         step(.tick, now: now)
     }
 
-    /// A beep and a flash of the crossing LED for each new mark taken; the flash ends
-    /// `markFlash` later.
+    /// A beep and a flash of the crossing LED for each new mark taken (the flash alone while
+    /// a start is under way); the flash ends `markFlash` later.
     private mutating func confirmMarks(_ marks: MarkRequests, now: MonotonicInstant) {
         let taken = marks.confirmed
         if taken != marksConfirmed {
             marksConfirmed = taken
             markFlashUntil = now + Self.markFlash
             do { try lines.set(.crossingLED, true) } catch { note(error) }
-            do {
-                // Why forget the last sound: the engine refines a start sound's onset from
-                // the device; the mark's beep must not move a race clock.
-                lastRefinedOnset = try sound.play(.beep, now: now)
-                lastPlayed = nil
-            } catch {
-                note(error)
+            // Why no beep while the start sounds play or the clock has just started: the
+            // beep would cut into them, and the engine refines the start sound's onset from
+            // the device for the first moments of the run.
+            var quiet = false
+            switch engine.phase {
+            case .starting: quiet = true
+            case .running(let start): quiet = now.since(start) < .seconds(1)
+            default: break
+            }
+            if !quiet {
+                do {
+                    // The beep's onset is not a start sound's: the engine never hears of it.
+                    lastRefinedOnset = try sound.play(.beep, now: now)
+                    lastPlayed = nil
+                } catch {
+                    note(error)
+                }
             }
         } else if let until = markFlashUntil, now >= until {
             markFlashUntil = nil

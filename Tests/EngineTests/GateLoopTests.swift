@@ -387,3 +387,37 @@ extension GateLoopTests {
         plain.closeCamera()
     }
 }
+
+extension GateLoopTests {
+    @Test("a mark taken during a countdown flashes the LED but does not beep: the countdown's sounds and the clock's start are as without it")
+    func markDuringCountdown() throws {
+        let spec = try #require(SceneCatalog.scene("sprint", fps: 60, variant: 0))
+        var config = EngineConfig()
+        config.startType = .countdown
+        var camera = BufferedFrames(spec: spec)
+        try camera.open()
+        var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(latency: .milliseconds(25)),
+                            detector: PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height),
+                            engine: Engine(config: config))
+        let marks = MarkRequests()
+        loop.videoMarks = marks
+        loop.command(.arm, now: MonotonicInstant(seconds: 1))
+        loop.lines.pending = [LineEvent(role: .startButton, edge: .rising, timestamp: MonotonicInstant(seconds: 1.01), lineSequence: 1, globalSequence: 1)]
+        var flashedDuringCountdown = false
+        for i in 0..<(8 * 60) {
+            let now = MonotonicInstant(seconds: 1.02 + Double(i) / 60)
+            loop.camera.readyUntil = now
+            loop.iterate(now: now)
+            if i == 30 {
+                #expect({ if case .starting = loop.engine.phase { return true } else { return false } }(), "\(loop.engine.phase)")
+                marks.confirm()
+            }
+            if i == 31 { flashedDuringCountdown = loop.lines.levels[.crossingLED] == true }
+        }
+        #expect(flashedDuringCountdown)
+        #expect(loop.sound.played.map(\.sound) == [.countdownTick, .countdownTick, .countdownTick, .beep])
+        #expect({ if case .running(let start) = loop.engine.phase { return start == loop.sound.played.last?.onset } else { return false } }(),
+                "\(loop.engine.phase)")
+        loop.closeCamera()
+    }
+}
