@@ -111,7 +111,7 @@ let package = Package(
         // The video thread: the tap's frames into the ring, the delayed view, clips on disk.
         .target(
             name: "VideoService",
-            dependencies: ["GateCore", "Archery", "VideoDelay", "FFmpegVideo", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "Archery", "VideoDelay", "FFmpegVideo", "CLinuxSys", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Results, athletes and history in SQLite (GRDB, WAL), written on its own thread.
@@ -229,8 +229,8 @@ let package = Package(
         .testTarget(name: "RaceTests", dependencies: ["GateCore", "PeerWire", "PeerAuth", "ClockSync", "Race"], swiftSettings: strictSettings),
         .testTarget(
             name: "GateDaemonTests",
-            dependencies: ["GateCore", "Engine", "GateSim", "LinuxHardware", "Race", "SQLiteStore", "WebUI", "GateDaemon",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "Engine", "GateSim", "LinuxHardware", "Race", "SQLiteStore", "WebUI", "GateDaemon", "GateConfig",
+                           "VideoDelay", "VideoService", "Detector", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "PhotoFinishTests", dependencies: ["GateCore", "PhotoFinish", "CMallocCounter"], swiftSettings: strictSettings),

@@ -5,10 +5,11 @@
 # the player plays it in Chromium and steps frames with , and ., the download is an MP4
 # ffprobe reads, a part trimmed out of it and downloaded, and ticked clips are deleted. The session is scored on the archery face:
 # markers dragged with line-cutter cases, a drag and undo, a miss, the sheet, an arrow's
-# shot played; the scored session outlives its clips and is then deleted. Saves
+# shot played; the scored session outlives its clips and is then deleted; the delay mode
+# is switched off in the settings and on again. Saves
 # docs/video.png and docs/archery.png (phone width).
 # Usage: browser_video.py PORT CDP_PORT PIN_FILE SCREENSHOT
-import base64, json, os, subprocess, sys, tempfile, time, urllib.request
+import base64, json, os, subprocess, sys, tempfile, time, urllib.error, urllib.request
 sys.path.insert(0, "scripts")
 from cdp import open_page, until as until_in, wait_http
 
@@ -256,3 +257,23 @@ until(f"!document.getElementById('v-clips').textContent.includes('score 29')", "
 if session_id in [x["id"] for x in get_json("/api/video/sessions")]:
     raise SystemExit("FAIL: the deleted session is still listed")
 print(f"ok: the scored session {session_id} was kept without clips, then deleted whole")
+
+# The delay mode switched off in the settings and on again: the section goes and comes back.
+until("!document.getElementById('set-video-row').hidden && document.getElementById('set-video').checked",
+      "the settings do not show the delay mode as on")
+js("document.getElementById('set-video').checked = false; document.getElementById('set-save').click()")
+until("document.getElementById('message').textContent === 'Settings saved and applied.'", "turning the delay mode off was not applied", 20)
+until("document.getElementById('video-section').hidden", "the Delayed video section stayed after the mode was turned off", 10)
+if get_json("/api/settings")["editable"].get("delayedVideo") is not False:
+    raise SystemExit("FAIL: the gate still says the delay mode is on")
+try:
+    urllib.request.urlopen(base + "/api/video", timeout=5)
+    raise SystemExit("FAIL: /api/video answers with the mode off")
+except urllib.error.HTTPError as e:
+    if e.code != 404:
+        raise SystemExit(f"FAIL: /api/video answered {e.code} with the mode off")
+js("document.getElementById('set-video').checked = true; document.getElementById('set-save').click()")
+until("document.getElementById('message').textContent === 'Settings saved and applied.'", "turning the delay mode on was not applied", 20)
+until("!document.getElementById('video-section').hidden && document.getElementById('v-status').textContent.includes('at these settings')",
+      "the Delayed video section did not come back", 15)
+print("ok: the delay mode switched off in the settings (section gone, /api/video 404) and on again")

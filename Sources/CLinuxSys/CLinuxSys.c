@@ -8,6 +8,8 @@
 #include <linux/input.h>
 #include <linux/uinput.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -159,4 +161,12 @@ int sprintgate_uinput_tap(int fd, int code) {
     if (uinput_emit(fd, EV_KEY, code, 1) || uinput_emit(fd, EV_SYN, SYN_REPORT, 0)) return -1;
     if (uinput_emit(fd, EV_KEY, code, 0) || uinput_emit(fd, EV_SYN, SYN_REPORT, 0)) return -1;
     return 0;
+}
+
+int sprintgate_thread_nice(int increment) {
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, tid);
+    if (now == -1 && errno != 0) return -1;
+    return setpriority(PRIO_PROCESS, tid, now + increment);
 }

@@ -99,8 +99,13 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             stats.lineEvents += 1
             observer?(.line(e))
             if buttonMarksVideo, e.role == .startButton, let marks = videoMarks {
-                // The button marks the delayed video; a press is the rising edge.
-                if e.edge == .rising { marks.request(at: e.timestamp) }
+                // The button marks the delayed video; a press is the rising edge. Its beep
+                // and flash come now, not when the video thread takes the request, so a
+                // busy video thread never delays them; that confirmation is counted ahead.
+                if e.edge == .rising, marks.request(at: e.timestamp) {
+                    marksConfirmed &+= 1
+                    markFeedback(now: now)
+                }
                 continue
             }
             step(.line(e), now: now)
@@ -170,32 +175,38 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     /// A beep and a flash of the crossing LED for each new mark taken (the flash alone while
     /// a start is under way); the flash ends `markFlash` later.
     private mutating func confirmMarks(_ marks: MarkRequests, now: MonotonicInstant) {
+        // Ahead of the count when the button's own feedback has come first.
         let taken = marks.confirmed
-        if taken != marksConfirmed {
+        if taken > marksConfirmed {
             marksConfirmed = taken
-            markFlashUntil = now + Self.markFlash
-            do { try lines.set(.crossingLED, true) } catch { note(error) }
-            // Why no beep while the start sounds play or the clock has just started: the
-            // beep would cut into them, and the engine refines the start sound's onset from
-            // the device for the first moments of the run.
-            var quiet = false
-            switch engine.phase {
-            case .starting: quiet = true
-            case .running(let start): quiet = now.since(start) < .seconds(1)
-            default: break
-            }
-            if !quiet {
-                do {
-                    // The beep's onset is not a start sound's: the engine never hears of it.
-                    lastRefinedOnset = try sound.play(.beep, now: now)
-                    lastPlayed = nil
-                } catch {
-                    note(error)
-                }
-            }
+            markFeedback(now: now)
         } else if let until = markFlashUntil, now >= until {
             markFlashUntil = nil
             do { try lines.set(.crossingLED, false) } catch { note(error) }
+        }
+    }
+
+    /// The mark's beep and the start of its flash.
+    private mutating func markFeedback(now: MonotonicInstant) {
+        markFlashUntil = now + Self.markFlash
+        do { try lines.set(.crossingLED, true) } catch { note(error) }
+        // Why no beep while the start sounds play or the clock has just started: the
+        // beep would cut into them, and the engine refines the start sound's onset from
+        // the device for the first moments of the run.
+        var quiet = false
+        switch engine.phase {
+        case .starting: quiet = true
+        case .running(let start): quiet = now.since(start) < .seconds(1)
+        default: break
+        }
+        if !quiet {
+            do {
+                // The beep's onset is not a start sound's: the engine never hears of it.
+                lastRefinedOnset = try sound.play(.beep, now: now)
+                lastPlayed = nil
+            } catch {
+                note(error)
+            }
         }
     }
 

@@ -34,6 +34,9 @@ public struct GateSettings: Sendable {
     public var peers: PeerSettings?
     /// The `[video]` table: the delay mode, off when the table is absent or not enabled.
     public var video: VideoSettings?
+    /// The `[video]` table as written, enabled or not (the page turns the delay mode on
+    /// with its values).
+    public var videoTable: VideoSettings?
 
     /// The detector settings for frames of `width` (the gate line defaults to the middle).
     public func detectorConfig(width: Int) -> DetectorConfig {
@@ -173,7 +176,8 @@ public struct GateSettings: Sendable {
             }
         }
         peers = try doc.table("peers").map { t throws(ConfigError) in try PeerSettings(t) }
-        video = try doc.table("video").map { t throws(ConfigError) in try VideoSettings(t) }.flatMap { $0.enabled ? $0 : nil }
+        videoTable = try doc.table("video").map { t throws(ConfigError) in try VideoSettings(t) }
+        video = videoTable.flatMap { $0.enabled ? $0 : nil }
         self.engine = engine
         if let problem = engine.validate() { throw doc.error(.invalidValue, "start", problem) }
     }

@@ -115,3 +115,87 @@ extension WebGate {
         return BufferBudget.memAvailable(meminfo: text)
     }
 }
+
+/// The delay mode on a running gate, on and off: started from the settings file at start,
+/// switched from the page between runs (`WebGate.takeVideoModeChange`). Owns the video
+/// thread and the clicker reader while the mode is on. Loop thread only.
+public final class DelayVideoSwitch {
+    private let web: WebGate
+    private let stateDirectory: String
+    private let markButton: Bool
+    private let useClickers: Bool
+    private let makeConfig: () throws -> DelayVideoConfig
+    private let log = Logger(label: "sprintgate.video")
+    /// The video thread while the mode is on.
+    public private(set) var video: DelayVideo?
+    private var clickers: EvdevClickers?
+
+    /// `makeConfig` gives the video's settings when the mode turns on; `markButton` and
+    /// `clickers` are the settings file's `[video]` choices.
+    public init(web: WebGate, stateDirectory: String, markButton: Bool, clickers: Bool,
+                makeConfig: @escaping () throws -> DelayVideoConfig) {
+        self.web = web
+        self.stateDirectory = stateDirectory
+        self.markButton = markButton
+        self.useClickers = clickers
+        self.makeConfig = makeConfig
+    }
+
+    /// Starts the delay mode on `loop`'s frames: the video thread, the page's routes, marks
+    /// from the button (when chosen) and clickers, each confirmed by a beep and a flash.
+    public func turnOn<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>) throws {
+        guard video == nil else { return }
+        let v = try web.installDelayVideo(on: &loop, config: try makeConfig(), stateDirectory: stateDirectory)
+        loop.videoMarks = v.marks
+        loop.buttonMarksVideo = markButton
+        if useClickers {
+            // A clicker's press marks at once from the reader's thread, so its confirmation
+            // (the loop's beep and flash) never waits for the video thread.
+            let c = EvdevClickers(log: log) { _, at, _ in v.mark(at: at) }
+            c.start()
+            clickers = c
+        }
+        video = v
+        web.videoSwitched(on: true)
+    }
+
+    /// Stops the delay mode: the loop's lent frames taken back, the open session ended
+    /// (its marks cut with what the buffer holds), the threads stopped, the page's video
+    /// routes answering that the mode is off. Blocks until the clips are written.
+    public func turnOff<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>) {
+        guard let v = video else { return }
+        loop.reclaimVideoLoans()
+        loop.videoTap = nil
+        loop.videoMarks = nil
+        loop.buttonMarksVideo = false
+        web.bridge.video.disconnect()
+        v.endSession()
+        stop()
+        web.videoSwitched(on: false)
+        log.notice("video: the delay mode is off")
+    }
+
+    /// Each loop iteration: applies the page's choice, if it made one.
+    public func service<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>) {
+        guard let on = web.takeVideoModeChange() else { return }
+        if !on {
+            turnOff(&loop)
+            return
+        }
+        do { try turnOn(&loop) } catch {
+            log.error("video: the page turned the delay mode on, but it cannot start: \(error)")
+            web.videoSwitched(on: false)
+        }
+    }
+
+    /// Stops the threads (at exit; clips waiting for their post-roll are cut first).
+    public func stop() {
+        clickers?.stop()
+        clickers = nil
+        video?.stop()
+        video = nil
+    }
+}

@@ -52,13 +52,15 @@ public enum PageSettingsFile {
         try e.encode(s).write(to: URL(fileURLWithPath: path(directory: directory)), options: .atomic)
     }
 
-    /// `s` over `settings`: start, feedback, speed unit, body size and the camera's frame
-    /// rate as chosen on the page.
+    /// `s` over `settings`: start, feedback, speed unit, body size, the camera's frame
+    /// rate and the delay mode as chosen on the page (turned on, the delay mode takes the
+    /// settings file's `[video]` values, or the defaults).
     public static func apply(_ s: EditableSettings, to settings: inout GateSettings) {
         apply(s, to: &settings.engine, preset: &settings.preset)
         if let u = s.speedUnit.flatMap(SpeedUnit.init(rawValue:)) { settings.speedUnit = u }
         if let h = s.minHeight { settings.minHeight = h }
         if let f = s.fps { settings.board.camera.fps = f }
+        if let v = s.delayedVideo { settings.video = v ? settings.videoTable ?? VideoSettings() : nil }
     }
 
     /// The preset and the engine's part of `s`: a preset brings its start type (and solo),
@@ -87,13 +89,14 @@ public enum PageSettingsFile {
     }
 
     /// The page's view of a running configuration.
-    public static func editable(engine: EngineConfig, preset: Preset?, speedUnit: String, fps: Int, minHeight: Double) -> EditableSettings {
+    public static func editable(engine: EngineConfig, preset: Preset?, speedUnit: String, fps: Int, minHeight: Double,
+                                delayedVideo: Bool? = nil) -> EditableSettings {
         EditableSettings(preset: preset?.id, distance: preset.flatMap { $0.distances.isEmpty ? nil : $0.distance }, startType: engine.startType.rawValue,
                          marksPause: .init(min: engine.marksPause.lowerBound, max: engine.marksPause.upperBound),
                          setPause: .init(min: engine.setPause.lowerBound, max: engine.setPause.upperBound),
                          startSound: engine.startSound.rawValue, crossingLED: engine.crossingLED, buzzer: engine.crossingBuzzer,
                          crossingSound: engine.crossingSound, spokenTime: engine.spokenTime, speedUnit: speedUnit, fps: fps,
-                         minHeight: minHeight)
+                         minHeight: minHeight, delayedVideo: delayedVideo)
     }
 }
 

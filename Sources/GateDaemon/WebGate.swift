@@ -38,6 +38,10 @@ public final class WebGate: @unchecked Sendable {
     private var fps: Int
     /// A frame rate chosen on the page that the camera has not been reopened at yet.
     private var pendingFrameRate: Int?
+    /// Whether the delay mode runs (as the loop's owner says, or as the page just chose),
+    /// and a choice of the page's the owner has not applied yet.
+    private var videoOn = false
+    private var pendingVideoMode: Bool?
     private var minHeight: Double
     private var settingsVersion: UInt64 = 0
 
@@ -89,7 +93,8 @@ public final class WebGate: @unchecked Sendable {
     /// The engine's configuration and the preset, in the snapshot.
     public func publishConfig(_ config: EngineConfig) {
         self.config = config
-        bridge.settings.publish(PageSettingsFile.editable(engine: config, preset: preset, speedUnit: speedUnit, fps: fps, minHeight: minHeight))
+        bridge.settings.publish(PageSettingsFile.editable(engine: config, preset: preset, speedUnit: speedUnit, fps: fps, minHeight: minHeight,
+                                                          delayedVideo: videoOn))
         let p = preset
         bridge.snapshot.update {
             $0.startType = config.startType.rawValue
@@ -257,6 +262,10 @@ public final class WebGate: @unchecked Sendable {
             return
         }
         if let u = change.speedUnit { speedUnit = u }
+        if let v = change.delayedVideo, v != videoOn {
+            videoOn = v
+            pendingVideoMode = v
+        }
         if let f = change.fps, f != fps {
             fps = f
             pendingFrameRate = f
@@ -283,6 +292,20 @@ public final class WebGate: @unchecked Sendable {
         } catch {
             log.error("page changed the settings, but they could not be kept for the next start: \(error)")
         }
+    }
+
+    /// Loop thread: the delay mode as the page chose it since the last call (on or off),
+    /// for the loop's owner to start or stop (`DelayVideoSwitch`).
+    public func takeVideoModeChange() -> Bool? {
+        defer { pendingVideoMode = nil }
+        return pendingVideoMode
+    }
+
+    /// Loop thread: the delay mode now runs, or not (shown in the page's settings).
+    public func videoSwitched(on: Bool) {
+        guard on != videoOn else { return }
+        videoOn = on
+        publishConfig(config)
     }
 
     /// Loop thread: the frame rate the page chose since the last call, for the loop's

@@ -3,6 +3,7 @@
 // view decoded for whoever watches, marks cut into clips on disk.
 
 public import Archery
+import CLinuxSys
 public import FFmpegVideo
 import Foundation
 public import GateCore
@@ -168,9 +169,15 @@ public final class DelayVideo: @unchecked Sendable {
     /// Clips saved since the last call (for the page's live list and tests).
     public func takeSavedClips() -> [ClipRecord] { shared.withLock { s in defer { s.savedClips = [] }; return s.savedClips } }
 
+    /// Nice steps the video threads (and the encoder's own, which inherit it) run below the
+    /// gate loop. Why: the loop times races; a video frame the encoder misses is dropped at
+    /// the tap and counted, a late timing frame is not acceptable.
+    public static let niceness: Int32 = 10
+
     public func start() {
         ring = PacketRing(byteCapacity: config.budget.bytes, packetCapacity: config.budget.packets)
         let t = Thread { [self] in
+            _ = sprintgate_thread_nice(Self.niceness)
             run()
             stopped.signal()
         }
@@ -179,12 +186,14 @@ public final class DelayVideo: @unchecked Sendable {
         // Decoding and JPEG for viewers on a thread of their own, so a viewer never holds
         // up the encoder (and so the camera's frames).
         let v = Thread { [self] in
+            _ = sprintgate_thread_nice(Self.niceness)
             runView()
             stopped.signal()
         }
         v.name = "sprintgate.video-view"
         // Clips are cut on a third, so writing a clip never holds up the encoder either.
         let c = Thread { [self] in
+            _ = sprintgate_thread_nice(Self.niceness)
             while !stopping.load(ordering: .relaxed) {
                 marks.take { mark(at: $0) }
                 serviceMarks(now: clock(), final: false)

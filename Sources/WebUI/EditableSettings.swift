@@ -36,10 +36,12 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     public var fps: Int?
     /// The smallest body the detector times, as a fraction of the frame height.
     public var minHeight: Double?
+    /// The delay mode (delayed video) on or off.
+    public var delayedVideo: Bool?
 
     public init(preset: String? = nil, distance: Double? = nil, startType: String? = nil, marksPause: Pause? = nil, setPause: Pause? = nil,
                 startSound: String? = nil, crossingLED: Bool? = nil, buzzer: Bool? = nil, crossingSound: Bool? = nil,
-                spokenTime: Bool? = nil, speedUnit: String? = nil, fps: Int? = nil, minHeight: Double? = nil) {
+                spokenTime: Bool? = nil, speedUnit: String? = nil, fps: Int? = nil, minHeight: Double? = nil, delayedVideo: Bool? = nil) {
         self.preset = preset
         self.distance = distance
         self.startType = startType
@@ -53,6 +55,7 @@ public struct EditableSettings: Sendable, Hashable, Codable {
         self.speedUnit = speedUnit
         self.fps = fps
         self.minHeight = minHeight
+        self.delayedVideo = delayedVideo
     }
 
     public static let marksPauseRange: ClosedRange<Double> = 3...20
@@ -96,7 +99,7 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     /// Reads a `PUT` body: only the keys above, each of its type; throws naming the key.
     public static func decode(_ body: [String: Any]) throws(APIError) -> EditableSettings {
         let known: Set<String> = ["preset", "distance", "startType", "marksPause", "setPause", "startSound", "crossingLED", "buzzer",
-                                  "crossingSound", "spokenTime", "speedUnit", "fps", "minHeight"]
+                                  "crossingSound", "spokenTime", "speedUnit", "fps", "minHeight", "delayedVideo"]
         if let unknown = body.keys.sorted().first(where: { !known.contains($0) }) {
             throw APIError.invalid(unknown, "not a setting; settings: \(known.sorted().joined(separator: ", "))")
         }
@@ -139,6 +142,7 @@ public struct EditableSettings: Sendable, Hashable, Codable {
             s.fps = Int(f)
         }
         s.minHeight = try number(body["minHeight"], "minHeight")
+        s.delayedVideo = try flag("delayedVideo")
         if s == EditableSettings() { throw APIError.invalid("body", "give at least one setting") }
         return s
     }

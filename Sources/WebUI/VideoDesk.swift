@@ -63,5 +63,6 @@ public final class VideoDeskSlot: Sendable {
     private let desk = Mutex<(any VideoDesk)?>(nil)
     public init() {}
     public func connect(_ d: any VideoDesk) { desk.withLock { $0 = d } }
+    public func disconnect() { desk.withLock { $0 = nil } }
     public var current: (any VideoDesk)? { desk.withLock { $0 } }
 }

@@ -273,13 +273,17 @@ extension DemoCommand {
         _ = web.installCameraView(on: &loop, width: spec.width, height: spec.height, fps: spec.fps,
                                    gateX: detectorConfig(for: spec).gateX)
         web.cameraOpened(&loop, fps: spec.fps)
-        var video: DelayVideo?
-        if let videoDelay {
-            let config = DelayVideoConfig(width: spec.width, height: spec.height, fps: spec.fps, delay: try DelaySetting(seconds: videoDelay),
-                                          roll: try RollSetting(preRollSeconds: 2, postRollSeconds: 1),
-                                          availableMemory: min(WebGate.availableMemory() ?? (256 << 20), 256 << 20))
-            video = try web.installDelayVideo(on: &loop, config: config, stateDirectory: stateDir)
+        // The delay mode: on with --video-delay, switched on and off from the page (5 s
+        // behind when the page turns it on). The demo reads no clickers: they would be this
+        // computer's keyboards.
+        let videoSize = (width: spec.width, height: spec.height, fps: spec.fps)
+        let pageDelay = videoDelay ?? 5
+        let videoSwitch = DelayVideoSwitch(web: web, stateDirectory: stateDir, markButton: false, clickers: false) {
+            DelayVideoConfig(width: videoSize.width, height: videoSize.height, fps: videoSize.fps,
+                             delay: try DelaySetting(seconds: pageDelay), roll: try RollSetting(preRollSeconds: 2, postRollSeconds: 1),
+                             availableMemory: min(WebGate.availableMemory() ?? (256 << 20), 256 << 20))
         }
+        if videoDelay != nil { try videoSwitch.turnOn(&loop) }
         // The clip stands in for the camera: its exposure is what the camera would report.
         web.setExposure(.seconds(spec.exposure))
         let t0 = Sys.monotonicNow()
@@ -314,6 +318,7 @@ extension DemoCommand {
             }
             loop.camera.readyUntil = now
             let before = loop.stats.frames
+            videoSwitch.service(&loop)
             services.beforeFrames(&loop, now: now)
             loop.iterate(now: now)
             iterations += 1
@@ -342,6 +347,7 @@ extension DemoCommand {
                         print("the page chose \(f) fps, but --exposure-ms is longer than a frame at that rate; keeping \(Int(spec.fps)) fps")
                     }
                 }
+                loop.reclaimVideoLoans()
                 loop.camera = ReplayFrameSource(spec: spec, start: passStart)
                 try? loop.camera.open()
                 if loop.engine.phase == .finished { loop.command(.arm, now: now) }
@@ -349,7 +355,7 @@ extension DemoCommand {
             services.afterFrames(loop, now: now, camera: loop.camera.state == .closed ? .streaming : loop.camera.state, mode: mode)
         }
         let linkSummary = services.stop()
-        video?.stop()
+        videoSwitch.stop()
         let s = loop.stats
         print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "
             + "\(lateWakeups) late wake-ups of \(iterations), worst latency \(ClipCrossing.fixed(Double(s.worstFrameLatencyNs) / 1e6, 2)) ms, "

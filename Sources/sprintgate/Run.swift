@@ -171,40 +171,34 @@ struct RunCommand: ParsableCommand {
                                     gateX: settings.detectorConfig(width: width).gateX)
         web?.setExposure(loop.camera.exposure)
         web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? Double(board.camera.fps))
-        var video: DelayVideo?
-        var clickers: EvdevClickers?
-        if let v = settings.video {
-            if let web {
-                let fps = Double(board.camera.fps)
+        // The delay mode: on from the settings file, switched on and off from the page; its
+        // values are the file's [video] table (enabled or not) or the defaults.
+        var videoSwitch: DelayVideoSwitch?
+        if let web {
+            let v = settings.video ?? settings.videoTable ?? VideoSettings()
+            let fps = Double(board.camera.fps)
+            let switcher = DelayVideoSwitch(web: web, stateDirectory: settings.stateDirectory, markButton: v.markButton,
+                                            clickers: v.clickers) {
                 let encoder = H264EncoderKind(rawValue: v.encoder(forModel: GateSettings.deviceModel())) ?? .x264
                 let rate = v.bitrateKbps.map { $0 * 1000 } ?? VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)
                 let budget = BufferBudget(availableBytes: WebGate.availableMemory() ?? (256 << 20), bitsPerSecond: rate, fps: fps,
                                           limitBytes: v.memoryMB.map { $0 << 20 })
-                let config = DelayVideoConfig(width: width, height: height, fps: fps, bitsPerSecond: rate, encoder: encoder,
-                                              delay: try DelaySetting(seconds: v.delaySeconds),
-                                              roll: try RollSetting(preRollSeconds: v.preRollSeconds, postRollSeconds: v.postRollSeconds),
-                                              budget: budget,
-                                              archery: v.archery.flatMap { a in
-                                                  TargetFace(rawValue: a.face).flatMap { face in
-                                                      BowClass(rawValue: a.bow).map {
-                                                          ScoreSheet(face: face, bow: $0, arrowDiameter: a.arrowDiameter, arrowsPerEnd: a.arrowsPerEnd)
-                                                      }
-                                                  }
-                                              })
-                let installed = try web.installDelayVideo(on: &loop, config: config, stateDirectory: settings.stateDirectory)
-                video = installed
-                // Marks away from the page: the start button (when chosen) and clickers, each
-                // confirmed by a beep and a flash.
-                loop.videoMarks = installed.marks
-                loop.buttonMarksVideo = v.markButton
-                if v.clickers {
-                    let c = EvdevClickers(log: Logger(label: "sprintgate.video")) { _, at, _ in installed.marks.request(at: at) }
-                    c.start()
-                    clickers = c
-                }
-            } else {
-                log.warning("[video] is enabled but the page is off (--web-port 0): the delayed view needs the page; video stays off")
+                return DelayVideoConfig(width: width, height: height, fps: fps, bitsPerSecond: rate, encoder: encoder,
+                                        delay: try DelaySetting(seconds: v.delaySeconds),
+                                        roll: try RollSetting(preRollSeconds: v.preRollSeconds, postRollSeconds: v.postRollSeconds),
+                                        budget: budget,
+                                        archery: v.archery.flatMap { a in
+                                            TargetFace(rawValue: a.face).flatMap { face in
+                                                BowClass(rawValue: a.bow).map {
+                                                    ScoreSheet(face: face, bow: $0, arrowDiameter: a.arrowDiameter, arrowsPerEnd: a.arrowsPerEnd)
+                                                }
+                                            }
+                                        })
             }
+            if settings.video != nil { try switcher.turnOn(&loop) }
+            videoSwitch = switcher
+        } else if settings.video != nil {
+            log.warning("[video] is enabled but the page is off (--web-port 0): the delayed view needs the page; video stays off")
         }
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
@@ -332,6 +326,8 @@ struct RunCommand: ParsableCommand {
             }
             // A frame rate chosen on the page (between runs): closed here, reopened at it on
             // the next wake-up by the lost-camera path above, as for the SoC's heat below.
+            // The delay mode switched on the page (between runs).
+            videoSwitch?.service(&loop)
             if let f = web?.takeFrameRateChange() {
                 if let e = board.camera.exposureMicroseconds, e > 1_000_000 / f {
                     log.warning("the page chose \(f) fps, but the board's exposure_us \(e) is longer than a frame at that rate; the camera stays at \(loop.camera.request.fps) fps")
@@ -362,8 +358,7 @@ struct RunCommand: ParsableCommand {
         }
         loop.closeCamera()
         if let summary = services.stop() { log.notice("\(summary)") }
-        clickers?.stop()
-        video?.stop()
+        videoSwitch?.stop()
         writeStopped(phase: "\(loop.engine.persistentState)")
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
     }

@@ -7,7 +7,7 @@ import GateCore
 import Testing
 
 extension RigDevices.CommandRigTests {
-    @Test("run with [video] mark_button: a press of the start button marks the delayed video, flashes the crossing LED, and its clip is listed on the page")
+    @Test("run with [video] mark_button: a press of the start button marks the delayed video, flashes the crossing LED, and its clip is listed on the page; switched off on the page, the video routes answer that it is off")
     func buttonMarksVideo() throws {
         let board = try RigBoard()
         let settings = try String(contentsOfFile: board.settings, encoding: .utf8) + """
@@ -24,6 +24,7 @@ extension RigDevices.CommandRigTests {
         var progress: [String] = []
         var flashed = false
         var sessions = ""
+        var switchedOff = false
         let r = try sprintgate(["run", "--config", board.settings, "--seconds", "150"]) { run in
             defer { run.terminate() }
             guard Self.framesPass(120, board, within: 90, run) != nil else { progress.append("never streamed"); return }
@@ -43,6 +44,14 @@ extension RigDevices.CommandRigTests {
                 if sessions.contains("\"kind\":\"mark\"") { break }
                 usleep(500_000)
             }
+            // Switched off on the page: the video routes answer that the mode is off.
+            let pin = ((try? String(contentsOfFile: board.dir + "/web.pin", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let put = Self.page("PUT", "/api/settings", pin: pin, json: #"{"delayedVideo":false}"#)
+            for _ in 0..<40 where run.isRunning && put.status == 202 {
+                if Self.page("GET", "/api/video").status == 404 { switchedOff = true; break }
+                usleep(500_000)
+            }
+            progress.append(switchedOff ? "switched off" : "PUT /api/settings answered \(put.status); still on")
         }
         print(progress.joined(separator: "; "))
         print(r.out.split(separator: "\n").filter { $0.contains("video") }.joined(separator: "\n"))
@@ -52,6 +61,8 @@ extension RigDevices.CommandRigTests {
         let clips = list?.first?["clips"] as? [[String: Any]] ?? []
         #expect(clips.count == 1 && clips.first?["kind"] as? String == "mark", "\(sessions.prefix(400))")
         #expect((clips.first?["frames"] as? Int ?? 0) > 0)
+        #expect(switchedOff, "\(progress)")
+        #expect(r.out.contains("the delay mode is off"))
         // The press did not reach the timing engine: nothing started.
         #expect(!r.out.contains("started at "), "\(r.out.suffix(600))")
     }

@@ -381,6 +381,7 @@ import Testing
                 (#"{"setPause":{"min":1,"max":6}}"#, "setPause"), (#"{"startSound":"bell"}"#, "startSound"),
                 (#"{"buzzer":1}"#, "buzzer"), (#"{"spokenTime":"yes"}"#, "spokenTime"), (#"{"speedUnit":"knots"}"#, "speedUnit"),
                 (#"{"fps":45}"#, "fps"), (#"{"fps":60.5}"#, "fps"), (#"{"minHeight":0.05}"#, "minHeight"), (#"{"minHeight":true}"#, "minHeight"),
+                (#"{"delayedVideo":"on"}"#, "delayedVideo"), (#"{"delayedVideo":1}"#, "delayedVideo"),
                 // A distance only for a preset that offers it, and only one it offers.
                 (#"{"distance":20}"#, "distance"), (#"{"preset":"60m","distance":60}"#, "distance"),
                 (#"{"preset":"flying","distance":25}"#, "distance"), (#"{"preset":"flying","distance":"20"}"#, "distance"),

@@ -50,6 +50,9 @@ int sprintgate_enable_rx_timestamps(int fd);
 long sprintgate_recv_timestamped(int fd, void *buf, unsigned long len, struct sockaddr_in *from,
                                  int64_t *rx_mono_ns);
 
+/// Lowers the calling thread's priority by `increment` nice steps (threads it starts later
+/// inherit it). Returns 0, or -1 with errno set.
+int sprintgate_thread_nice(int increment);
 /// Makes an evdev descriptor stamp its events on CLOCK_MONOTONIC (EVIOCSCLOCKID). Returns
 /// 0, or -1 with errno set.
 int sprintgate_evdev_monotonic(int fd);

@@ -583,6 +583,9 @@ function fillSettingsForm(s) {
   $("set-set-min").value = e.setPause.min; $("set-set-max").value = e.setPause.max;
   $("set-led").checked = e.crossingLED; $("set-buzzer").checked = e.buzzer; $("set-beep").checked = e.crossingSound; $("set-spoken").checked = e.spokenTime;
   $("set-unit").value = e.speedUnit; $("set-fps").value = String(e.fps); $("set-body").value = String(Math.round(e.minHeight * 1000) / 10);
+  // A gate that can run the delay mode says whether it does.
+  $("set-video-row").hidden = e.delayedVideo === undefined || e.delayedVideo === null;
+  $("set-video").checked = !!e.delayedVideo;
   $("set-note").textContent = s.runningFPS && e.fps !== s.runningFPS
     ? "The camera runs at " + s.runningFPS + " fps, not " + e.fps + ": it changes as the camera reopens, between runs. "
       + "If it stays, the camera does not offer " + e.fps + " fps, or the gate slowed it while hot (see the log)." : "";
@@ -607,7 +610,8 @@ function settingsFromForm() {
     startType: $("set-start").value, startSound: $("set-sound").value,
     marksPause: { min: num("set-marks-min"), max: num("set-marks-max") }, setPause: { min: num("set-set-min"), max: num("set-set-max") },
     crossingLED: $("set-led").checked, buzzer: $("set-buzzer").checked, crossingSound: $("set-beep").checked, spokenTime: $("set-spoken").checked,
-    speedUnit: $("set-unit").value, fps: Number($("set-fps").value), minHeight: num("set-body") / 100 };
+    speedUnit: $("set-unit").value, fps: Number($("set-fps").value), minHeight: num("set-body") / 100,
+    delayedVideo: $("set-video-row").hidden ? undefined : $("set-video").checked };
 }
 
 // The same value whatever the order of its keys.

@@ -9,7 +9,8 @@ function mb(bytes) { return fmt(bytes / 1048576, 1) + " MB"; }
 
 async function videoStatus() {
   let s;
-  try { s = await api("GET", "/api/video"); } catch (e) { return null; }
+  // Off (404): the section hides; the settings turn the mode on.
+  try { s = await api("GET", "/api/video"); } catch (e) { video.on = false; $("video-section").hidden = true; return null; }
   video.on = true;
   video.fps = s.fps || 30;
   video.archery = s.archery || null;
@@ -244,13 +245,15 @@ function wireVideo() {
 
 window.addEventListener("DOMContentLoaded", async () => {
   wireVideo();
-  if (!(await videoStatus())) return;  // No delay mode on this gate: the section stays hidden.
-  loadClips();
-  // The list is drawn again only when clips were saved or deleted, so ticks survive.
+  // The section shows while the delay mode runs (it can be switched in the settings); the
+  // list is drawn again only when clips were saved or deleted, so ticks survive.
   let listed = "";
-  setInterval(async () => {
+  const poll = async () => {
     const s = await videoStatus();
-    const key = s ? s.clipsSaved + "/" + s.storageBytes + "/" + s.session : listed;
-    if (key !== listed) { listed = key; loadClips(); }
-  }, 2000);
+    const key = s ? s.clipsSaved + "/" + s.storageBytes + "/" + s.session : "";
+    if (s && key !== listed) loadClips();
+    listed = key;
+  };
+  await poll();
+  setInterval(poll, 2000);
 });

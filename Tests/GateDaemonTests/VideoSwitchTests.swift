@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// The delay mode switched from the page on a running loop: the choice reaches the loop's
+// owner once, the video thread starts on the loop's frames and the page's routes with it,
+// and switched off the loop lets go of it, the session is closed and the routes answer
+// that the mode is off. The choice is kept for the next start.
+
+import Detector
+import Engine
+import Foundation
+import GateConfig
+import GateCore
+import GateDaemon
+import GateSim
+import LinuxHardware
+import SQLiteStore
+import Testing
+import VideoDelay
+import VideoService
+import WebUI
+
+@Suite(.serialized) struct VideoSwitchTests {
+    @Test func thePageTurnsTheDelayModeOnAndOff() throws {
+        let dir = StateDir()
+        let spec = try #require(SceneCatalog.scene("sprint", fps: 30, variant: 0))
+        let epoll = try EpollLoop()
+        let storage = GateStorage.start(stateDirectory: dir.path, context: RunContext(preset: nil, startType: .flying), log: LocalRaceTests.log)
+        defer { _ = storage.stop() }
+        let web = try WebGate(gateName: "test", stateDirectory: dir.path, config: EngineConfig(), preset: nil, speedUnit: .metresPerSecond,
+                              details: [:], book: storage.book, wakeFD: epoll.wakeFD, log: LocalRaceTests.log, fps: 30)
+        var camera = ReplayFrameSource(spec: spec)
+        try camera.open()
+        let start = camera.start
+        var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(),
+                            detector: PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height),
+                            engine: Engine(config: EngineConfig()))
+        let switcher = DelayVideoSwitch(web: web, stateDirectory: dir.path, markButton: true, clickers: false) {
+            DelayVideoConfig(width: spec.width, height: spec.height, fps: spec.fps, delay: try DelaySetting(seconds: 1),
+                             roll: try RollSetting(preRollSeconds: 0.5, postRollSeconds: 0.2), availableMemory: 32 << 20)
+        }
+        defer { switcher.stop() }
+        // Off at start: the settings offer the switch, the routes say the mode is off.
+        #expect(web.bridge.settings.current.delayedVideo == false)
+        #expect(web.bridge.video.current == nil && loop.videoTap == nil)
+        var t = start
+        func step() {
+            web.applyCommands(to: &loop, now: t)
+            switcher.service(&loop)
+            loop.camera.readyUntil = t
+            loop.iterate(now: t)
+            t = t + .seconds(1 / spec.fps)
+        }
+        // On from the page: the loop's frames reach the video thread; marks from the button.
+        #expect(web.bridge.send(.applySettings(EditableSettings(delayedVideo: true))))
+        step()
+        #expect(web.takeVideoModeChange() == nil, "the change is taken once")
+        let video = try #require(switcher.video)
+        #expect(loop.videoTap === video.tap && loop.videoMarks === video.marks && loop.buttonMarksVideo)
+        #expect(web.bridge.video.current != nil && web.bridge.settings.current.delayedVideo == true)
+        // Every frame reaches the tap (a slot is free, or it is counted dropped when the
+        // encoder, which runs below the loop's priority, is behind on a busy machine).
+        for _ in 0..<30 { step() }
+        func waitFor(_ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while !condition() && Date() < deadline { usleep(2_000) }
+            return condition()
+        }
+        #expect(waitFor { video.status.framesIn + video.status.framesDropped == 30 && video.status.framesEncoded == video.status.framesIn })
+        #expect(video.status.framesEncoded > 0)
+        video.startSession()
+        _ = waitFor { video.status.session != nil }
+        let session = try #require(video.status.session)
+        // Off from the page: the loop lets go of the video, the session is closed.
+        #expect(web.bridge.send(.applySettings(EditableSettings(delayedVideo: false))))
+        step()
+        #expect(switcher.video == nil && loop.videoTap == nil && loop.videoMarks == nil && !loop.buttonMarksVideo)
+        #expect(web.bridge.video.current == nil && web.bridge.settings.current.delayedVideo == false)
+        let library = try ClipLibrary(directory: dir.path + "/video")
+        #expect(library.sessions.first { $0.id == session }?.endedAt != nil)
+        for _ in 0..<5 { step() }
+        // Kept for the next start: the page's choice wins over the settings file's.
+        let kept = try #require(try PageSettingsFile.load(directory: dir.path))
+        #expect(kept.delayedVideo == false)
+        let board = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("boards/generic-usb.toml").path
+        var settings = try GateSettings(toml: "board = \"\(board)\"\n[video]\ndelay_s = 7\nenabled = true", file: "gate.toml")
+        #expect(settings.video?.delaySeconds == 7)
+        PageSettingsFile.apply(kept, to: &settings)
+        #expect(settings.video == nil)
+        PageSettingsFile.apply(EditableSettings(delayedVideo: true), to: &settings)
+        #expect(settings.video?.delaySeconds == 7, "turned on, the file's [video] values")
+        var plain = try GateSettings(toml: "board = \"\(board)\"", file: "gate.toml")
+        PageSettingsFile.apply(EditableSettings(delayedVideo: true), to: &plain)
+        #expect(plain.video?.delaySeconds == 5, "turned on without a [video] table: the defaults")
+        loop.closeCamera()
+    }
+}
