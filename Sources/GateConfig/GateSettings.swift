@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The gate's own settings file (/etc/sprintgate/gate.toml): a board file plus overrides.
 
+public import Archery
 public import Detector
 public import Engine
 public import GateCore
@@ -201,23 +202,6 @@ public struct GateSettings: Sendable {
 /// arrows_per_end = 6   # 3 or 6
 /// clickers = true      # clickers, camera remotes and keyboards (evdev) mark the delayed video
 /// ```
-/// Archery scoring's defaults for a new score card (names as the scorer's: `wa40`, `compound`).
-public struct ArcheryDefaults: Sendable, Hashable {
-    public var face: String
-    public var bow: String
-    /// Millimetres, 3.1...9.9.
-    public var arrowDiameter: Double
-    /// 3 or 6.
-    public var arrowsPerEnd: Int
-
-    public init(face: String, bow: String, arrowDiameter: Double, arrowsPerEnd: Int) {
-        self.face = face
-        self.bow = bow
-        self.arrowDiameter = arrowDiameter
-        self.arrowsPerEnd = arrowsPerEnd
-    }
-}
-
 public struct VideoSettings: Sendable, Hashable {
     public var enabled = true
     public var delaySeconds = 5.0
@@ -231,9 +215,9 @@ public struct VideoSettings: Sendable, Hashable {
     public var markButton = false
     /// Keys from clickers, camera remotes and keyboards (evdev) mark the delayed video.
     public var clickers = true
-    /// Archery scoring's defaults for a new score card, when the file sets any of them:
-    /// the face, bow, shaft diameter (mm) and arrows per end.
-    public var archery: ArcheryDefaults?
+    /// Archery scoring's defaults for a new score card (no arrows), when the file sets any
+    /// of the face, bow, shaft diameter (mm) and arrows per end.
+    public var archery: ScoreSheet?
 
     public init() {}
 
@@ -257,22 +241,16 @@ public struct VideoSettings: Sendable, Hashable {
         memoryMB = try t.optionalInt("memory_mb", in: 16...65_536)
         if let v = try t.bool("mark_button", "true or false") { markButton = v }
         if let v = try t.bool("clickers", "true or false") { clickers = v }
-        let faces = ["wa122", "wa80", "wa40", "vegas3"], bows = ["recurve", "compound", "barebow"]
-        let face = try t.string("target_face", "one of " + faces.joined(separator: ", "))
-        if let face, !faces.contains(face) {
-            throw t.error(.notOneOf, "target_face", "\"\(face)\" is not one of " + faces.joined(separator: ", "))
-        }
-        let bow = try t.string("bow", "one of " + bows.joined(separator: ", "))
-        if let bow, !bows.contains(bow) {
-            throw t.error(.notOneOf, "bow", "\"\(bow)\" is not one of " + bows.joined(separator: ", "))
-        }
-        let diameter = try t.optionalNumber("arrow_diameter_mm", in: 3.1...9.9, unit: " mm")
+        let face = try t.optionalWord("target_face", TargetFace.self)
+        let bow = try t.optionalWord("bow", BowClass.self)
+        let diameter = try t.optionalNumber("arrow_diameter_mm", in: ArrowDiameter.range, unit: " mm")
         let perEnd = try t.optionalInt("arrows_per_end", in: 3...6)
         if let perEnd, perEnd != 3 && perEnd != 6 {
             throw t.error(.invalidValue, "arrows_per_end", "\(perEnd) is not 3 (indoor) or 6 (outdoor)")
         }
         if face != nil || bow != nil || diameter != nil || perEnd != nil {
-            archery = ArcheryDefaults(face: face ?? "wa122", bow: bow ?? "recurve", arrowDiameter: diameter ?? 5.5, arrowsPerEnd: perEnd ?? 6)
+            archery = ScoreSheet(face: face ?? .wa122, bow: bow ?? .recurve, arrowDiameter: diameter ?? ArrowDiameter.standard,
+                                 arrowsPerEnd: perEnd ?? 6)
         }
     }
 

@@ -2,7 +2,6 @@
 // `sprintgate run`: the gate daemon. Camera, GPIO and sound on one epoll loop.
 
 import ArgumentParser
-import Archery
 import Detector
 import Engine
 import FFmpegVideo
@@ -186,14 +185,7 @@ struct RunCommand: ParsableCommand {
                 return DelayVideoConfig(width: width, height: height, fps: fps, bitsPerSecond: rate, encoder: encoder,
                                         delay: try DelaySetting(seconds: v.delaySeconds),
                                         roll: try RollSetting(preRollSeconds: v.preRollSeconds, postRollSeconds: v.postRollSeconds),
-                                        budget: budget,
-                                        archery: v.archery.flatMap { a in
-                                            TargetFace(rawValue: a.face).flatMap { face in
-                                                BowClass(rawValue: a.bow).map {
-                                                    ScoreSheet(face: face, bow: $0, arrowDiameter: a.arrowDiameter, arrowsPerEnd: a.arrowsPerEnd)
-                                                }
-                                            }
-                                        })
+                                        budget: budget, archery: v.archery)
             }
             if settings.video != nil { try switcher.turnOn(&loop) }
             videoSwitch = switcher

@@ -6,6 +6,7 @@ import Engine
 import Foundation
 import GateConfig
 import GateCore
+import Archery
 import Testing
 
 @Suite("Gate settings")
@@ -119,7 +120,7 @@ struct GateSettingsTests {
         // Archery's defaults: none unless the file sets one; the rest then take the usual values.
         #expect(chosen.archery == nil)
         let archery = try #require(try settings("[video]\ntarget_face = \"wa40\"\narrow_diameter_mm = 9.3").video?.archery)
-        #expect(archery == ArcheryDefaults(face: "wa40", bow: "recurve", arrowDiameter: 9.3, arrowsPerEnd: 6))
+        #expect(archery == ScoreSheet(face: .wa40, bow: .recurve, arrowDiameter: 9.3, arrowsPerEnd: 6))
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")
