@@ -5,7 +5,11 @@
 #define SPRINTGATE_CFFMPEG_H
 #include <errno.h>
 #include <libavcodec/avcodec.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
 #include <libavformat/avformat.h>
+#include <libavutil/display.h>
 #include <libavutil/error.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/log.h>
@@ -20,4 +24,15 @@ static inline int sprintgate_averror_eof(void) { return AVERROR_EOF; }
 static inline int sprintgate_averror_enospc(void) { return AVERROR(ENOSPC); }
 /// AV_NOPTS_VALUE: no timestamp.
 static inline int64_t sprintgate_av_nopts(void) { return AV_NOPTS_VALUE; }
+/// The rotation in degrees (0, 90, 180 or 270, clockwise) a player applies to stream
+/// `st`'s pictures, from its display matrix (a phone filming upright stores this).
+static inline int sprintgate_stream_rotation(const AVStream *st) {
+    const uint8_t *m = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
+    if (!m) return 0;
+    double r = -av_display_rotation_get((const int32_t *)m);
+    if (r != r) return 0;
+    int d = (int)(r >= 0 ? r + 0.5 : r - 0.5) % 360;
+    if (d < 0) d += 360;
+    return ((d + 45) / 90 % 4) * 90;
+}
 #endif

@@ -18,6 +18,9 @@ public struct MediaInfo: Hashable, Sendable {
     public var fps: Double?
     /// Frames the container lists, or nil when it does not list them.
     public var frames: Int?
+    /// Degrees clockwise (0, 90, 180, 270) a player turns the pictures: a phone filming
+    /// upright stores its pictures sideways with this in the container.
+    public var rotation = 0
 }
 
 /// An open video file: its first video stream, decoded picture by picture. Opening
@@ -74,6 +77,7 @@ public final class MediaFile {
             let rate = av_q2d(st.pointee.avg_frame_rate)
             info.fps = rate.isFinite && rate > 0 ? rate : nil
             info.frames = st.pointee.nb_frames > 0 ? Int(st.pointee.nb_frames) : nil
+            info.rotation = Int(sprintgate_stream_rotation(st))
         } catch {
             avformat_close_input(&format)
             throw error

@@ -146,14 +146,31 @@ public final class H264Encoder {
         } else {
             try convert(raw, from: source)
         }
-        let t = raw.timestamp.nanoseconds / 1000
+        try submit(time: raw.timestamp, sequence: raw.sequence, output: output)
+    }
+
+    /// Encodes a picture a decoder or filter made (YUV 4:2:0 at the encoder's size).
+    func encode(picture: UnsafePointer<AVFrame>, time: MonotonicInstant, sequence: UInt64,
+                output: (EncodedPacket) -> Void) throws(FFmpegError) {
+        guard picture.pointee.format == AV_PIX_FMT_YUV420P.rawValue, Int(picture.pointee.width) == settings.width,
+              Int(picture.pointee.height) == settings.height else {
+            throw FFmpegError("encoding a picture", message: "the picture is not 4:2:0 at \(settings.width)×\(settings.height)")
+        }
+        try FFmpegError.check(av_frame_make_writable(frame), "encoding a picture")
+        try FFmpegError.check(av_frame_copy(frame, picture), "encoding a picture")
+        try submit(time: time, sequence: sequence, output: output)
+    }
+
+    /// Sends the encoder's picture, captured at `time`, and passes on the packets ready.
+    private func submit(time: MonotonicInstant, sequence: UInt64, output: (EncodedPacket) -> Void) throws(FFmpegError) {
+        let t = time.nanoseconds / 1000
         if origin == nil { origin = t }
         let pts = t - origin!
         if let last = pending.last, pts <= last.pts {
-            throw FFmpegError("encoding a frame", message: "frame time \(raw.timestamp) is not after the previous frame's")
+            throw FFmpegError("encoding a frame", message: "frame time \(time) is not after the previous frame's")
         }
         frame.pointee.pts = pts
-        pending.append((pts, raw.sequence, raw.timestamp))
+        pending.append((pts, sequence, time))
         try FFmpegError.check(avcodec_send_frame(context, frame), "encoding a frame with \(settings.encoder.rawValue)")
         try drain(output)
     }
