@@ -52,7 +52,7 @@ let package = Package(
         // Board and gate configuration files (TOML) decoded into typed values.
         .target(
             name: "GateConfig",
-            dependencies: ["GateCore", "Detector", "Engine", "Archery", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GateCore", "Detector", "Engine", "Archery", "VideoDelay", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strictSettings
         ),
         // Clock synchronisation: sample filter, regression of offset and drift, peer model. No Foundation.
@@ -277,7 +277,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BoardsTests",
-            dependencies: ["GateCore", "GateConfig", "Engine", "Detector", "Archery"],
+            dependencies: ["GateCore", "GateConfig", "Engine", "Detector", "Archery", "VideoDelay"],
             swiftSettings: strictSettings
         ),
     ]

@@ -5,6 +5,7 @@ public import Archery
 public import Detector
 public import Engine
 public import GateCore
+public import VideoDelay
 
 internal import TOMLKit
 import Foundation
@@ -201,6 +202,7 @@ public struct GateSettings: Sendable {
 /// arrow_diameter_mm = 5.5 # the shaft, 3.1...9.9 mm (line cutters are scored from its edge)
 /// arrows_per_end = 6   # 3 or 6
 /// clickers = true      # clickers, camera remotes and keyboards (evdev) mark the delayed video
+/// overlay = ["time", "splits", "speed", "type", "athlete"]  # drawn on run videos (default: all)
 /// ```
 public struct VideoSettings: Sendable, Hashable {
     public var enabled = true
@@ -218,12 +220,15 @@ public struct VideoSettings: Sendable, Hashable {
     /// Archery scoring's defaults for a new score card (no arrows), when the file sets any
     /// of the face, bow, shaft diameter (mm) and arrows per end.
     public var archery: ScoreSheet?
+    /// What a run's video has drawn on it unless the page chooses.
+    public var overlay = Set(OverlayPart.allCases)
 
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
         try t.checkKeys(["enabled", "delay_s", "pre_roll_s", "post_roll_s", "encoder", "bitrate_kbps", "memory_mb", "mark_button",
-                         "clickers", "target_face", "bow", "arrow_diameter_mm", "arrows_per_end"])
+                         "clickers", "target_face", "bow", "arrow_diameter_mm", "arrows_per_end", "overlay"])
+        if let parts = try t.optionalWords("overlay", OverlayPart.self) { overlay = Set(parts) }
         if let v = try t.bool("enabled", "true or false") { enabled = v }
         if let v = try t.optionalNumber("delay_s", in: 1...60, unit: " s") { delaySeconds = v }
         if let v = try t.optionalNumber("pre_roll_s", in: 0...60, unit: " s") { preRollSeconds = v }

@@ -2,6 +2,7 @@
 // Range, set and word checks shared by the board file sections.
 
 import GateCore
+internal import TOMLKit
 
 extension TableReader {
     /// A required table, e.g. `[camera]`.
@@ -59,6 +60,23 @@ extension TableReader {
         guard let text = try string(key, "a string, one of \(list)") else { return nil }
         guard let word = Word(rawValue: text) else { throw error(.notOneOf, key, "\"\(text)\" is not one of \(list)") }
         return word
+    }
+
+    /// An optional list of words from a fixed set, e.g. `["time", "splits"]` (empty allowed).
+    func optionalWords<Word: RawRepresentable & CaseIterable>(_ key: String, _: Word.Type) throws(ConfigError) -> [Word]?
+    where Word.RawValue == String {
+        let list = Word.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let value = table[key] else { return nil }
+        guard let array = value.array else {
+            throw error(.wrongType, key, "expected a list of strings, each one of \(list)")
+        }
+        var words: [Word] = []
+        for item in array {
+            guard let text = item.string else { throw error(.wrongType, key, "expected a list of strings, each one of \(list)") }
+            guard let word = Word(rawValue: text) else { throw error(.notOneOf, key, "\"\(text)\" is not one of \(list)") }
+            words.append(word)
+        }
+        return words
     }
 
     /// An optional absolute path (a state directory, a sysfs file); `what` names it for

@@ -7,7 +7,7 @@ import Foundation
 public import GateCore
 import LinuxHardware
 import Logging
-import VideoDelay
+public import VideoDelay
 public import VideoService
 import WebUI
 
@@ -97,12 +97,14 @@ extension WebGate {
     /// video routes connected. Returns the video thread (stop it before exit so clips
     /// waiting for their post-roll are cut).
     public func installDelayVideo<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
-        on loop: inout GateLoop<C, L, S>, config: DelayVideoConfig, stateDirectory: String) throws -> DelayVideo {
+        on loop: inout GateLoop<C, L, S>, config: DelayVideoConfig, stateDirectory: String,
+        runVideos: RunVideoShelf? = nil) throws -> DelayVideo {
         let library: ClipLibrary
         do { library = try ClipLibrary(directory: stateDirectory + "/video") } catch {
             throw WebGateError(description: error.description)
         }
-        let video = DelayVideo(config: config, library: library, clock: { Sys.monotonicNow() }, log: Logger(label: "sprintgate.video"))
+        let video = DelayVideo(config: config, library: library, runVideos: runVideos, clock: { Sys.monotonicNow() },
+                               log: Logger(label: "sprintgate.video"))
         loop.videoTap = video.tap
         video.start()
         bridge.video.connect(DelayVideoDesk(video: video))
@@ -129,16 +131,29 @@ public final class DelayVideoSwitch {
     /// The video thread while the mode is on.
     public private(set) var video: DelayVideo?
     private var clickers: EvdevClickers?
+    /// Timed runs' videos (kept while the mode is on, downloadable always); nil when their
+    /// folder cannot be made.
+    public let runVideos: GateRunVideos?
 
-    /// `makeConfig` gives the video's settings when the mode turns on; `markButton` and
-    /// `clickers` are the settings file's `[video]` choices.
-    public init(web: WebGate, stateDirectory: String, markButton: Bool, clickers: Bool,
-                makeConfig: @escaping () throws -> DelayVideoConfig) {
+    /// `makeConfig` gives the video's settings when the mode turns on; `markButton`,
+    /// `clickers` and `overlay` are the settings file's `[video]` choices. Each run the store
+    /// writes through `commits` gets its clip while the mode is on.
+    public init(web: WebGate, stateDirectory: String, markButton: Bool, clickers: Bool, overlay: Set<OverlayPart> = Set(OverlayPart.allCases),
+                commits: CommitRelay? = nil, makeConfig: @escaping () throws -> DelayVideoConfig) {
         self.web = web
         self.stateDirectory = stateDirectory
         self.markButton = markButton
         self.useClickers = clickers
         self.makeConfig = makeConfig
+        do {
+            let runs = GateRunVideos(shelf: try RunVideoShelf(directory: stateDirectory + "/run-videos"), defaultParts: overlay)
+            commits?.add { runs.committed($0) }
+            web.bridge.runVideos.connect(runs)
+            runVideos = runs
+        } catch {
+            log.error("video: \(error): runs keep no video")
+            runVideos = nil
+        }
     }
 
     /// Starts the delay mode on `loop`'s frames: the video thread, the page's routes, marks
@@ -146,7 +161,9 @@ public final class DelayVideoSwitch {
     public func turnOn<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>) throws {
         guard video == nil else { return }
-        let v = try web.installDelayVideo(on: &loop, config: try makeConfig(), stateDirectory: stateDirectory)
+        let v = try web.installDelayVideo(on: &loop, config: try makeConfig(), stateDirectory: stateDirectory,
+                                          runVideos: runVideos?.shelf)
+        runVideos?.attach(v)
         loop.videoMarks = v.marks
         loop.buttonMarksVideo = markButton
         if useClickers {
@@ -193,6 +210,7 @@ public final class DelayVideoSwitch {
 
     /// Stops the threads (at exit; clips waiting for their post-roll are cut first).
     public func stop() {
+        runVideos?.attach(nil)
         clickers?.stop()
         clickers = nil
         video?.stop()

@@ -188,6 +188,8 @@ public struct GateStorage {
     public let thread: StorageThread
     public let book: any ResultsBook
     public let photos: PhotoFinishLink?
+    /// Each run as the database stores it (for more receivers: the run videos).
+    public let commits: CommitRelay
 
     /// Opens the database under `stateDirectory` and starts the storage thread.
     public static func start(stateDirectory: String, context: RunContext, log: Logger) -> GateStorage {
@@ -198,7 +200,7 @@ public struct GateStorage {
         if let sqlBook { commits.add { sqlBook.committed($0) } }
         let photos = thread.store.map { PhotoFinishLink(store: $0, book: sqlBook, log: log) }
         if let photos { commits.add { photos.committed($0) } }
-        return GateStorage(thread: thread, book: sqlBook ?? MemoryResultsBook(), photos: photos)
+        return GateStorage(thread: thread, book: sqlBook ?? MemoryResultsBook(), photos: photos, commits: commits)
     }
 
     /// The demo's storage: its preset on a lone gate.

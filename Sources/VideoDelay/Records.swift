@@ -161,3 +161,58 @@ public struct SessionRecord: Codable, Sendable, Hashable {
     }
 }
 
+
+/// What a run's video can have drawn on it (the settings file's `[video] overlay` list and
+/// the page's choice).
+public enum OverlayPart: String, Sendable, Hashable, CaseIterable, Codable {
+    /// The running clock, then the run's time from the finish.
+    case time
+    /// Each gate's time, from the instant it is crossed.
+    case splits
+    /// Speed: each split's segment and the run's average.
+    case speed
+    /// Run type and distance.
+    case type
+    /// The athlete's name.
+    case athlete
+}
+
+/// Where a run's video came from.
+public enum RunVideoSource: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Cut from the gate's own video ring when the run was stored.
+    case gate
+    /// Uploaded from a phone; its start is marked by the coach.
+    case phone
+}
+
+/// A run's video on disk.
+public struct RunVideoRecord: Codable, Sendable, Hashable {
+    public var runID: Int64
+    public var source: RunVideoSource
+    /// Where the run's clock starts, seconds of the file's timeline; nil until the coach
+    /// marks it (an uploaded video).
+    public var startSeconds: Double?
+    public var width: Int
+    public var height: Int
+    public var seconds: Double
+    public var frames: Int?
+    public var bytes: Int
+    /// The gate's clip: the buffer no longer held the first frames asked for.
+    public var truncatedStart: Bool
+    /// Unix seconds.
+    public var savedAt: Double
+
+    public init(runID: Int64, source: RunVideoSource, startSeconds: Double?, width: Int, height: Int, seconds: Double,
+                frames: Int?, bytes: Int, truncatedStart: Bool = false, savedAt: Double) {
+        self.runID = runID
+        self.source = source
+        self.startSeconds = startSeconds
+        self.width = width
+        self.height = height
+        self.seconds = seconds
+        self.frames = frames
+        self.bytes = bytes
+        self.truncatedStart = truncatedStart
+        self.savedAt = savedAt
+    }
+}

@@ -53,6 +53,8 @@ public final class DelayVideo: @unchecked Sendable {
     /// beep and flash).
     public let marks = MarkRequests()
     public let library: ClipLibrary
+    /// Where timed runs' clips go; nil: runs keep no clip.
+    public let runVideos: RunVideoShelf?
     public let config: DelayVideoConfig
     private let clock: @Sendable () -> MonotonicInstant
     private let log: Logger
@@ -71,6 +73,9 @@ public final class DelayVideo: @unchecked Sendable {
         var status: VideoStatus
         var latest: DelayedPicture?
         var savedClips: [ClipRecord] = []
+        /// Timed runs waiting for their clip: the run's id, start and finish.
+        var pendingRuns: [(id: Int64, start: MonotonicInstant, finish: MonotonicInstant)] = []
+        var savedRuns: [RunVideoRecord] = []
     }
     private let shared: Mutex<Shared>
     private let stopping = Atomic<Bool>(false)
@@ -87,9 +92,11 @@ public final class DelayVideo: @unchecked Sendable {
     /// again with every picture; a closed page stops the decoding within two seconds.
     public static let linger = Span.seconds(2)
 
-    public init(config: DelayVideoConfig, library: ClipLibrary, clock: @escaping @Sendable () -> MonotonicInstant, log: Logger) {
+    public init(config: DelayVideoConfig, library: ClipLibrary, runVideos: RunVideoShelf? = nil,
+                clock: @escaping @Sendable () -> MonotonicInstant, log: Logger) {
         self.config = config
         self.library = library
+        self.runVideos = runVideos
         self.clock = clock
         self.log = log
         // Eight slots (133 ms at 60 fps): the encoder falls a few frames behind at a keyframe
@@ -166,6 +173,17 @@ public final class DelayVideo: @unchecked Sendable {
     /// Saves the whole buffer as one clip of the current session.
     public func quickSave() { shared.withLock { $0.quickSave = true } }
 
+    /// Keeps a clip of a timed run, from the pre-roll before its `start` to the post-roll
+    /// after its `finish` (CLOCK_MONOTONIC), once the post-roll is captured. Needs no
+    /// session.
+    public func clipRun(id: Int64, start: MonotonicInstant, finish: MonotonicInstant) {
+        guard runVideos != nil, finish >= start else { return }
+        shared.withLock { $0.pendingRuns.append((id, start, finish)) }
+    }
+
+    /// Run clips saved since the last call (for tests).
+    public func takeSavedRuns() -> [RunVideoRecord] { shared.withLock { s in defer { s.savedRuns = [] }; return s.savedRuns } }
+
     /// Clips saved since the last call (for the page's live list and tests).
     public func takeSavedClips() -> [ClipRecord] { shared.withLock { s in defer { s.savedClips = [] }; return s.savedClips } }
 
@@ -197,11 +215,13 @@ public final class DelayVideo: @unchecked Sendable {
             while !stopping.load(ordering: .relaxed) {
                 marks.take { mark(at: $0) }
                 serviceMarks(now: clock(), final: false)
+                serviceRuns(now: clock(), final: false)
                 usleep(10_000)
             }
             // What the encoder had taken when it stopped is in the ring: cut the rest.
             encoderDone.wait()
             serviceMarks(now: clock(), final: true)
+            serviceRuns(now: clock(), final: true)
             stopped.signal()
         }
         c.name = "sprintgate.video-clips"
@@ -225,6 +245,7 @@ public final class DelayVideo: @unchecked Sendable {
     private let parameters = Mutex<CodecParameters?>(nil)
     private var framesEncoded: UInt64 = 0
     private var retryAfter = MonotonicInstant(nanoseconds: .min)
+    private var retryRunsAfter = MonotonicInstant(nanoseconds: .min)
 
     private func run() {
         do {
@@ -369,13 +390,19 @@ public final class DelayVideo: @unchecked Sendable {
         }
     }
 
-    /// Writes a clip: its packets are copied out of the ring a few at a time, so the lock
-    /// is held for microseconds and the encoder never waits for the disk.
-    private func save(_ packets: ClipPackets, window: ClipWindow, kind: String, session: String, shown: DelayedPicture?) throws {
-        let started = clock()
-        defer { let spent = clock().since(started).seconds; shared.withLock { $0.status.clipSeconds += spent } }
-        let index = library.nextIndex(session)
-        let part = library.partPath(session: session, index: index)
+    /// What `write` put in a file.
+    private struct Written {
+        /// Capture time of the first shown frame: the file's zero.
+        var origin: MonotonicInstant
+        /// The newest packet at or before the window's mark.
+        var markPacket: UInt64
+        var endTime: MonotonicInstant
+        var bytes: Int
+    }
+
+    /// Writes the window's packets to an MP4 at `path`: copied out of the ring a few at a
+    /// time, so the lock is held for microseconds and the encoder never waits for the disk.
+    private func write(_ packets: ClipPackets, window: ClipWindow, to path: String, what: String) throws -> Written {
         // The encoder may have evicted the oldest packets since the window was found (a
         // quick save starts at the oldest): start at what is still there.
         let found = locked { () -> (MonotonicInstant, UInt64, MonotonicInstant)? in
@@ -384,10 +411,10 @@ public final class DelayVideo: @unchecked Sendable {
             return (ring.time(show), ring.newest(atOrBefore: window.mark.time) ?? show, ring.time(packets.through))
         }
         guard let (origin, markPacket, endTime) = found else {
-            throw FFmpegError("saving clip \(index)", message: "its frames left the buffer before they could be written")
+            throw FFmpegError("saving \(what)", message: "its frames left the buffer before they could be written")
         }
         let parameters = self.parameters.withLock { $0! }
-        let writer = try MP4Writer(path: part, parameters: parameters, origin: origin, fps: config.fps)
+        let writer = try MP4Writer(path: path, parameters: parameters, origin: origin, fps: config.fps)
         var bytes = 0, next = packets.decodeFrom
         while next <= packets.through {
             let chunk = copyPackets(from: next, through: packets.through, limit: 64)
@@ -399,19 +426,67 @@ public final class DelayVideo: @unchecked Sendable {
             next = last.n + 1
         }
         try writer.finish()
+        return Written(origin: origin, markPacket: markPacket, endTime: endTime, bytes: bytes)
+    }
+
+    /// Writes a clip of a session with its thumbnail and adds it to the library.
+    private func save(_ packets: ClipPackets, window: ClipWindow, kind: String, session: String, shown: DelayedPicture?) throws {
+        let started = clock()
+        defer { let spent = clock().since(started).seconds; shared.withLock { $0.status.clipSeconds += spent } }
+        let index = library.nextIndex(session)
+        let w = try write(packets, window: window, to: library.partPath(session: session, index: index), what: "clip \(index)")
         // The thumbnail is the marked frame (for a quick save, the newest): the picture the
         // viewer saw when marking, else decoded here.
-        let marked = max(markPacket, packets.showFrom)
+        let marked = max(w.markPacket, packets.showFrom)
         let thumbnail = shown?.jpeg ?? (try? picture(at: marked, maxWidth: 320))
         let record = ClipRecord(
             id: "\(session)-\(index)", session: session, index: index, kind: kind,
             markNs: locked { ring.contains(marked) ? ring.time(marked).nanoseconds : window.mark.time.nanoseconds },
             markSequence: locked { ring.contains(marked) ? ring.sequence(marked) : window.mark.sequence },
-            startNs: origin.nanoseconds, endNs: endTime.nanoseconds, frames: packets.frameCount, bytes: bytes,
+            startNs: w.origin.nanoseconds, endNs: w.endTime.nanoseconds, frames: packets.frameCount, bytes: w.bytes,
             truncatedStart: packets.truncatedStart, savedAt: Date().timeIntervalSince1970)
         try library.add(record, thumbnail: thumbnail)
         shared.withLock { $0.savedClips.append(record); $0.status.problem = nil; $0.status.clipsSaved += 1 }
-        log.notice("video: clip \(record.id) saved (\(record.frames) frames, \(bytes / 1024) KiB)")
+        log.notice("video: clip \(record.id) saved (\(record.frames) frames, \(w.bytes / 1024) KiB)")
+    }
+
+    /// Cuts every timed run whose post-roll is captured (all of them on the final pass, with
+    /// what the ring holds). A run whose frames left the ring is logged and dropped; a write
+    /// that fails is tried again in 2 s while the ring still holds the frames.
+    private func serviceRuns(now: MonotonicInstant, final: Bool) {
+        guard let shelf = runVideos, now >= retryRunsAfter || final else { return }
+        let (runs, roll) = shared.withLock { ($0.pendingRuns, $0.roll) }
+        guard !runs.isEmpty else { return }
+        let newest = locked { ring.isEmpty ? nil : ring.time(ring.end - 1) }
+        var done = 0
+        for run in runs {
+            var window = ClipWindow(mark: Mark(time: run.start, sequence: 0), roll: roll)
+            window.end = run.finish + roll.postRoll
+            guard final || (newest.map { window.isComplete(newest: $0) } ?? false) else { break }
+            done += 1
+            guard let packets = locked({ ClipPackets(window, in: ring) }) else {
+                log.error("video: run \(run.id)'s frames left the buffer before its clip could be saved")
+                continue
+            }
+            do {
+                let started = clock()
+                let w = try write(packets, window: window, to: shelf.partPath(run: run.id, source: .gate), what: "run \(run.id)'s clip")
+                let record = RunVideoRecord(
+                    runID: run.id, source: .gate, startSeconds: run.start.since(w.origin).seconds, width: config.width,
+                    height: config.height, seconds: w.endTime.since(w.origin).seconds, frames: packets.frameCount, bytes: w.bytes,
+                    truncatedStart: packets.truncatedStart, savedAt: Date().timeIntervalSince1970)
+                try shelf.add(record)
+                let spent = clock().since(started).seconds
+                shared.withLock { $0.savedRuns.append(record); $0.status.clipSeconds += spent }
+                log.notice("video: run \(run.id)'s clip saved (\(record.frames ?? 0) frames, \(w.bytes / 1024) KiB)")
+            } catch {
+                note("\(error)")
+                done -= 1
+                retryRunsAfter = now + .seconds(2)
+                break
+            }
+        }
+        shared.withLock { $0.pendingRuns.removeFirst(min(done, $0.pendingRuns.count)) }
     }
 
     /// Packet `n` decoded from its keyframe and encoded as a JPEG.

@@ -70,6 +70,8 @@ public final class GateBridge: Sendable {
     public let settings = SettingsCell()
     /// The delayed video, when the gate runs it.
     public let video = VideoDeskSlot()
+    /// Timed runs' videos, when the gate keeps them.
+    public let runVideos = RunVideoDeskSlot()
     private let wake: @Sendable () -> Void
 
     /// Why: a person presses buttons a few times per second; 64 covers a burst from

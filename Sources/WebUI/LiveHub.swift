@@ -6,6 +6,7 @@ import GateCore
 public import Logging
 public import ServiceLifecycle
 import Synchronization
+public import VideoDelay
 
 /// What the page needs to know besides the live state: choices and units.
 public struct WebSettings: Sendable, Hashable, Codable {
@@ -68,6 +69,8 @@ public struct RunView: Sendable, Hashable, Codable {
     public var run: RunRecord
     /// Average speed in the settings' unit; nil without a distance.
     public var speed: Double?
+    /// The run's videos (run details only; nil on a gate that keeps none).
+    public var videos: [RunVideoRecord]? = nil
 }
 
 /// The board message: built once per change, shared by every WebSocket client.

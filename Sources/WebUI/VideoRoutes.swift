@@ -98,23 +98,9 @@ extension WebServer {
             guard isVideo || file.hasSuffix(".jpg") else { throw APIError.invalid("file", "must be a clip id followed by .mp4 or .jpg") }
             let id = String(file.dropLast(4))
             guard let paths = desk.files(clip: id) else { throw APIError(.notFound, field: "file", reason: "no clip \(id)") }
-            let path = isVideo ? paths.video : paths.thumbnail
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 else {
-                throw APIError(.notFound, field: "file", reason: "clip \(id) has no \(isVideo ? "video" : "thumbnail") file")
-            }
-            var headers: HTTPFields = [.contentType: isVideo ? "video/mp4" : "image/jpeg", .cacheControl: "private, max-age=86400",
-                                       .acceptRanges: "bytes"]
-            if request.uri.queryParameters["download"] != nil {
-                headers[.contentDisposition] = "attachment; filename=\"sprintgate-\(id).\(isVideo ? "mp4" : "jpg")\""
-            }
-            let io = FileIO()
-            if let range = request.headers[.range], let r = Self.byteRange(range, size: size) {
-                headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(size)"
-                headers[.contentLength] = String(r.count)
-                return Response(status: .partialContent, headers: headers, body: try await io.loadFile(path: path, range: r, context: context))
-            }
-            headers[.contentLength] = String(size)
-            return Response(status: .ok, headers: headers, body: try await io.loadFile(path: path, context: context))
+            return try await s.serveFile(isVideo ? paths.video : paths.thumbnail, type: isVideo ? "video/mp4" : "image/jpeg",
+                                         request: request, context: context,
+                                         download: request.uri.queryParameters["download"] != nil ? "sprintgate-\(id).\(isVideo ? "mp4" : "jpg")" : nil)
         }
         // Trim and export: the part of a clip from `from` to `to` seconds saved as a new
         // clip (cut without re-encoding, on a thread of its own), downloaded from its URL.

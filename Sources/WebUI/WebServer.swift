@@ -165,7 +165,11 @@ public struct WebServer: Sendable {
         }
         router.get("/api/results/:id") { _, context in
             let id = try s.runID(context)
-            do { return try s.json(s.view(try s.book.run(id: id))) } catch { throw apiError(error) }
+            do {
+                var v = s.view(try s.book.run(id: id))
+                v.videos = s.bridge.runVideos.current?.videos(run: id)
+                return try s.json(v)
+            } catch { throw apiError(error) }
         }
         router.get("/api/results/:id/photo.jpg") { _, context in
             let id = try s.runID(context)
@@ -241,6 +245,7 @@ public struct WebServer: Sendable {
         }
         CalculatorRoutes.add(to: router)
         addVideoRoutes(to: router)
+        addRunVideoRoutes(to: router)
         addArcheryRoutes(to: router)
 
         // Control: PIN.

@@ -278,7 +278,8 @@ extension DemoCommand {
         // computer's keyboards.
         let videoSize = (width: spec.width, height: spec.height, fps: spec.fps)
         let pageDelay = videoDelay ?? 5
-        let videoSwitch = DelayVideoSwitch(web: web, stateDirectory: stateDir, markButton: false, clickers: false) {
+        let videoSwitch = DelayVideoSwitch(web: web, stateDirectory: stateDir, markButton: false, clickers: false,
+                                           commits: storage.commits) {
             DelayVideoConfig(width: videoSize.width, height: videoSize.height, fps: videoSize.fps,
                              delay: try DelaySetting(seconds: pageDelay), roll: try RollSetting(preRollSeconds: 2, postRollSeconds: 1),
                              availableMemory: min(WebGate.availableMemory() ?? (256 << 20), 256 << 20))

@@ -177,7 +177,7 @@ struct RunCommand: ParsableCommand {
             let v = settings.video ?? settings.videoTable ?? VideoSettings()
             let fps = Double(board.camera.fps)
             let switcher = DelayVideoSwitch(web: web, stateDirectory: settings.stateDirectory, markButton: v.markButton,
-                                            clickers: v.clickers) {
+                                            clickers: v.clickers, overlay: v.overlay, commits: storage.commits) {
                 let encoder = H264EncoderKind(rawValue: v.encoder(forModel: GateSettings.deviceModel())) ?? .x264
                 let rate = v.bitrateKbps.map { $0 * 1000 } ?? VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)
                 let budget = BufferBudget(availableBytes: WebGate.availableMemory() ?? (256 << 20), bitsPerSecond: rate, fps: fps,

@@ -8,6 +8,7 @@ import GateConfig
 import GateCore
 import Archery
 import Testing
+import VideoDelay
 
 @Suite("Gate settings")
 struct GateSettingsTests {
@@ -89,6 +90,8 @@ struct GateSettingsTests {
         ("[video]\nbow = \"longbow\"", "video.bow", "recurve, compound, barebow"),
         ("[video]\narrow_diameter_mm = 12", "video.arrow_diameter_mm", "out of range"),
         ("[video]\narrows_per_end = 4", "video.arrows_per_end", "3 (indoor) or 6 (outdoor)"),
+        ("[video]\noverlay = [\"time\", \"wind\"]", "video.overlay", "time, splits, speed, type, athlete"),
+        ("[video]\noverlay = \"time\"", "video.overlay", "a list of strings"),
     ])
     func mistakes(body: String, key: String, allowed: String) {
         do {
@@ -121,6 +124,10 @@ struct GateSettingsTests {
         #expect(chosen.archery == nil)
         let archery = try #require(try settings("[video]\ntarget_face = \"wa40\"\narrow_diameter_mm = 9.3").video?.archery)
         #expect(archery == ScoreSheet(face: .wa40, bow: .recurve, arrowDiameter: 9.3, arrowsPerEnd: 6))
+        // What run videos have drawn on them: everything unless the file lists the parts.
+        #expect(chosen.overlay == Set(OverlayPart.allCases))
+        #expect(try settings("[video]\noverlay = [\"time\", \"splits\"]").video?.overlay == [.time, .splits])
+        #expect(try settings("[video]\noverlay = []").video?.overlay == [])
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

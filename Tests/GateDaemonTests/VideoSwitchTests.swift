@@ -33,7 +33,7 @@ import WebUI
         var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(),
                             detector: PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height),
                             engine: Engine(config: EngineConfig()))
-        let switcher = DelayVideoSwitch(web: web, stateDirectory: dir.path, markButton: true, clickers: false) {
+        let switcher = DelayVideoSwitch(web: web, stateDirectory: dir.path, markButton: true, clickers: false, commits: storage.commits) {
             DelayVideoConfig(width: spec.width, height: spec.height, fps: spec.fps, delay: try DelaySetting(seconds: 1),
                              roll: try RollSetting(preRollSeconds: 0.5, postRollSeconds: 0.2), availableMemory: 32 << 20)
         }
@@ -66,6 +66,20 @@ import WebUI
         }
         #expect(waitFor { video.status.framesIn + video.status.framesDropped == 30 && video.status.framesEncoded == video.status.framesIn })
         #expect(video.status.framesEncoded > 0)
+        // A run the store writes while the mode is on gets its clip once the post-roll is in:
+        // started 0.6 s into the frames, 0.3 s long, its 0.2 s of post-roll in by frame 33.
+        let runVideos = try #require(switcher.runVideos)
+        #expect(web.bridge.runVideos.current != nil)
+        storage.recordRace(StoredRun(startType: "flying", distance: 30, wallStartMs: 0, startMonoNs: (start + .seconds(0.6)).nanoseconds,
+                                     totalNs: Span.seconds(0.3).nanoseconds, gateCount: 2,
+                                     splits: [StoredSplit(gateIndex: 1, distance: 30, timeNs: Span.seconds(0.3).nanoseconds,
+                                                          segmentNs: Span.seconds(0.3).nanoseconds, segmentSpeed: 100, syncUncertaintyNs: 0)]))
+        for _ in 0..<8 { step() }
+        #expect(waitFor { !runVideos.shelf.runs(with: .gate).isEmpty }, "the stored run got no clip")
+        if let id = runVideos.shelf.runs(with: .gate).first, let clip = runVideos.shelf.video(run: id, source: .gate) {
+            // The first frame at or after 0.1 s, the last at or before 1.1 s (frames 1/30 s apart).
+            #expect((0.46...0.5001).contains(clip.startSeconds ?? 0) && (0.93...1.0001).contains(clip.seconds), "\(clip)")
+        }
         video.startSession()
         _ = waitFor { video.status.session != nil }
         let session = try #require(video.status.session)

@@ -399,8 +399,91 @@ async function showRun(id) {
     const a = el("button", "Image of " + gateName(g, n)); a.onclick = () => showGatePhoto(r.id, g); pics.append(a);
   }
   if (pics.childNodes.length) box.append(pics);
+  if (v.videos) box.append(runVideos(r, v.videos));
   for (const g of r.frameGates || []) box.append(await frameStrip(r.id, g, n));
-  $("run-dialog").showModal();
+  if (!$("run-dialog").open) $("run-dialog").showModal();
+}
+
+// A run's videos: the clip the gate kept, and a video filmed on a phone (uploaded here, its
+// start frame marked with the frame steps); either downloaded with the run's times drawn
+// on it, the parts ticked.
+function runVideos(r, videos) {
+  const box = el("section", undefined, "run-video"); box.id = "run-video";
+  box.append(el("h3", "Video"));
+  const status = el("p", "", "small"); status.id = "run-video-status";
+  const player = document.createElement("video");
+  player.controls = true; player.playsInline = true; player.muted = true; player.preload = "metadata"; player.id = "run-video-player";
+  const ticks = el("p", undefined, "small");
+  for (const [k, label] of [["time", "Time"], ["splits", "Splits"], ["speed", "Speed"], ["type", "Run type"], ["athlete", "Athlete"]]) {
+    const l = el("label"), c = document.createElement("input");
+    c.type = "checkbox"; c.checked = true; c.value = k; c.name = "overlay";
+    l.append(c, " " + label + " "); ticks.append(l);
+  }
+  const base = "/api/results/" + r.id + "/videos/";
+  const watch = (v) => { player.src = base + v.source; player.dataset.source = v.source; player.hidden = false; };
+  // Drawing takes a few seconds; a refusal is shown, not saved as a file.
+  async function download(v) {
+    const show = [...ticks.querySelectorAll("input:checked")].map((c) => c.value).join(",");
+    status.textContent = "Drawing the times on the video…";
+    try {
+      const res = await fetch(base + v.source + "/drawn?show=" + encodeURIComponent(show));
+      if (!res.ok) { const e = await res.json().catch(() => null); throw new Error(e && e.error ? e.error.reason : "HTTP " + res.status); }
+      const url = URL.createObjectURL(await res.blob()), a = document.createElement("a");
+      a.href = url; a.download = "sprintgate-run-" + r.id + "-times.mp4"; document.body.append(a); a.click(); a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+      status.textContent = "Downloaded with the times on it.";
+    } catch (e) { status.textContent = e.message; }
+  }
+  const gate = videos.find((v) => v.source === "gate"), phone = videos.find((v) => v.source === "phone");
+  if (!gate && !phone) box.append(el("p", "No video of this run: with video on, the gate keeps a clip of every run. You can add one filmed on a phone.", "small"));
+  for (const v of [gate, phone].filter(Boolean)) {
+    const row = el("p", undefined, "strip-controls");
+    const w = el("button", v.source === "gate" ? "Watch the gate's clip" : "Watch the phone video"); w.onclick = () => watch(v);
+    const d = el("button", v.source === "gate" ? "Download with times" : "Download phone video with times");
+    d.id = "run-video-download-" + v.source; d.onclick = () => download(v);
+    row.append(w, d);
+    if (v.source === "phone") {
+      const fps = v.frames && v.seconds > 0 ? v.frames / v.seconds : 30;
+      const back = el("button", "◀ Frame"), fwd = el("button", "Frame ▶"), here = el("button", "The start is here");
+      here.id = "run-video-start";
+      const stepBy = (k) => { player.pause(); player.currentTime = Math.max(0, player.currentTime + k / fps); };
+      back.onclick = () => stepBy(-1); fwd.onclick = () => stepBy(1);
+      player.onkeydown = (e) => { if (e.key === ",") { stepBy(-1); e.preventDefault(); } if (e.key === ".") { stepBy(1); e.preventDefault(); } };
+      here.onclick = async () => {
+        const t = player.dataset.source === "phone" ? player.currentTime : null;
+        if (t === null) { watch(v); status.textContent = "Step to the frame where the run starts, then press this again."; return; }
+        const res = await control("PUT", base + "phone/start", { seconds: t }, "Start marked at " + fmt(t, 3) + " s of the video.");
+        if (res) { v.startSeconds = res.startSeconds; mark.textContent = "Start at " + fmt(res.startSeconds, 3) + " s of the video."; }
+      };
+      const mark = el("span", v.startSeconds === null || v.startSeconds === undefined ? "Start not marked yet: step to it and press “The start is here”."
+        : "Start at " + fmt(v.startSeconds, 3) + " s of the video.", "small");
+      row.append(back, fwd, here, mark);
+    }
+    box.append(row);
+  }
+  if (gate || phone) box.append(ticks);
+  player.hidden = true;
+  box.append(player, status);
+  // A phone video: sent as the request's body, the start then marked on it.
+  const up = el("p", undefined, "strip-controls"), file = document.createElement("input");
+  file.type = "file"; file.accept = "video/*"; file.id = "run-video-file";
+  const send = el("button", phone ? "Replace the phone video" : "Add a phone video"); send.id = "run-video-upload";
+  send.onclick = async () => {
+    if (!state.pin) { say("Enter the gate's PIN first.", true); $("pin").focus(); return; }
+    const f = file.files[0];
+    if (!f) { status.textContent = "Choose the video first."; return; }
+    status.textContent = "Uploading " + fmt(f.size / 1048576, 1) + " MB…";
+    try {
+      const res = await fetch(base + "phone", { method: "POST", headers: { "X-Gate-PIN": state.pin, "Content-Type": f.type || "application/octet-stream" }, body: f });
+      const data = await res.json().catch(() => null);
+      if (!res.ok) throw new Error(data && data.error ? data.error.reason : "HTTP " + res.status);
+      await showRun(r.id);
+      $("run-video-status").textContent = "Uploaded: step to the frame where the run starts and press “The start is here”.";
+    } catch (e) { status.textContent = e.message; }
+  };
+  up.append(file, send);
+  box.append(up);
+  return box;
 }
 
 async function frameStrip(id, gate, gateCount) {
