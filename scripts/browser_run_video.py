@@ -158,4 +158,16 @@ except urllib.error.HTTPError as e:
 if not [x for x in get_json(f"/api/results/{run['id']}")["videos"] if x["source"] == "phone"]:
     raise SystemExit("FAIL: a refused upload removed the phone video")
 print(f"ok: a text file uploaded as a video is refused: {reason}")
+
+# Deleting the run deletes its videos: a later run given the same id never shows them.
+req = urllib.request.Request(base + f"/api/results/{run['id']}", method="DELETE", headers={"X-Gate-PIN": pin})
+urllib.request.urlopen(req, timeout=10)
+for source in ("gate", "phone"):
+    try:
+        urllib.request.urlopen(base + f"/api/results/{run['id']}/videos/{source}", timeout=10)
+        raise SystemExit(f"FAIL: run {run['id']}'s {source} video outlived the run")
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            raise SystemExit(f"FAIL: a deleted run's {source} video answered {e.code}")
+print(f"ok: deleting run {run['id']} deleted its gate and phone videos")
 shutil.rmtree(work, ignore_errors=True)

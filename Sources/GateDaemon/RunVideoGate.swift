@@ -61,6 +61,8 @@ public final class GateRunVideos: RunVideoDesk {
 
     public func delete(run: Int64, source: RunVideoSource) { shelf.delete(run: run, source: source) }
 
+    public func runs() -> Set<Int64> { RunVideoSource.allCases.reduce(into: []) { $0.formUnion(shelf.runs(with: $1)) } }
+
     private func desk<T>(_ field: String, _ body: () throws(ClipLibraryError) -> T) throws(VideoDeskError) -> T {
         do { return try body() } catch {
             switch error.kind {

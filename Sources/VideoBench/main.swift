@@ -3,7 +3,10 @@
 // real time at 720p60 with three viewers (added latency, drops, memory for 20 minutes,
 // mark and clip times). Figures go to BENCHMARKS.md.
 //
-// Usage: VideoBench [--throughput] [--live SECONDS] [--size WxH] [--fps F] [--footage FILE.raw.gz]
+// With --draw, a run's clip of SECONDS drawn over with its times (libavfilter's drawtext,
+// then libx264), against the same clip re-encoded with nothing drawn.
+//
+// Usage: VideoBench [--throughput] [--live SECONDS] [--draw SECONDS] [--size WxH] [--fps F] [--footage FILE.raw.gz]
 
 import FFmpegVideo
 import Foundation
@@ -21,6 +24,7 @@ func option(_ name: String) -> String? {
 }
 let doThroughput = args.contains("--throughput")
 let liveSeconds = option("--live").flatMap(Double.init)
+let drawSeconds = option("--draw").flatMap(Double.init)
 let size = (option("--size") ?? "1280x720").split(separator: "x").compactMap { Int($0) }
 let (width, height) = (size[0], size[1])
 let fps = option("--fps").flatMap(Double.init) ?? 60
@@ -192,4 +196,48 @@ if let seconds = liveSeconds {
     print("  marks: \(marksMade) (\(markNs.count) from the page, mark() p99 \(fixed(pct(markNs, 0.99) * 1000, 1)) µs; "
         + "\(feedback.count) as a button asks, confirmed p50 \(fixed(pct(feedback, 0.5), 1)) ms, max \(fixed(feedback.max() ?? .nan, 1)) ms after the request); "
         + "clips saved \(s.clipsSaved), lost \(s.clipsLost); cutting them took \(fixed(s.clipSeconds, 2)) s in all (1.5 s each, MP4 and thumbnail)")
+}
+
+if let seconds = drawSeconds {
+    // A run's clip as the gate keeps it: the source frames at the size and rate asked.
+    let count = Int(seconds * fps)
+    let frames = sourceFrames(count: count)
+    let dir = NSTemporaryDirectory() + "sprintgate-videobench-\(getpid())"
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let clip = dir + "/clip.mp4"
+    let enc = try H264Encoder(VideoEncoderSettings(width: width, height: height, fps: fps,
+                                                   bitsPerSecond: VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)))
+    let writer = try MP4Writer(path: clip, parameters: try enc.parameters(), origin: MonotonicInstant(nanoseconds: 0), fps: fps)
+    for i in 0..<count {
+        try frames[i % frames.count].withUnsafeBytes { p in
+            try enc.encode(FrameView(base: p.baseAddress!, width: width, height: height, bytesPerRow: width, format: .gray8, sequence: UInt64(i),
+                                     timestamp: MonotonicInstant(nanoseconds: Int64((Double(i) / fps * 1e9).rounded())))) { pk in
+                try? writer.write(pk.bytes, time: pk.time, keyframe: pk.keyframe)
+            }
+        }
+    }
+    try enc.finish { pk in try? writer.write(pk.bytes, time: pk.time, keyframe: pk.keyframe) }
+    try writer.finish()
+    // A 100 m with three splits, starting 2 s in.
+    let facts = RunOverlayFacts(title: "100 m", athlete: "Ada Lovelace", total: seconds - 4,
+                                splits: [.init(label: "30 m", seconds: 4.1, speed: "7.32 m/s"), .init(label: "60 m", seconds: 7.0, speed: "10.34 m/s"),
+                                         .init(label: "80 m", seconds: 8.9, speed: "10.53 m/s")].filter { $0.seconds < seconds - 4 },
+                                speed: "8.92 m/s")
+    // Alternating runs, three each, so the machine's load falls on both alike.
+    var plain: [Double] = [], drawn: [Double] = []
+    for round in 0..<6 {
+        let r = try OverlayRenderer(source: clip)
+        let texts = round % 2 == 0 ? [] : facts.texts(width: r.width, height: r.height, start: 2, parts: Set(OverlayPart.allCases))
+        let t0 = nowNs()
+        let out = try r.render(texts, into: dir + "/out-\(round).mp4")
+        let s = Double(nowNs() - t0) / 1e9
+        if round % 2 == 0 { plain.append(s) } else { drawn.append(s) }
+        precondition(out.frames == count, "rendered \(out.frames) of \(count) frames")
+    }
+    let (p, d) = (plain.sorted()[1], drawn.sorted()[1])
+    print("draw: \(count) frames, \(width)x\(height) at \(fixed(fps, 0)) fps (\(fixed(seconds, 1)) s), medians of three:")
+    print("  re-encoded, nothing drawn: \(fixed(p, 2)) s (\(fixed(Double(count) / p, 0)) fps)")
+    print("  drawn with the run's times (\(facts.texts(width: width, height: height, start: 2, parts: Set(OverlayPart.allCases)).count) texts): "
+        + "\(fixed(d, 2)) s (\(fixed(Double(count) / d, 0)) fps); drawn/plain \(fixed(d / p, 2)); drawing takes \(fixed(d / seconds, 2))× the clip's length")
 }

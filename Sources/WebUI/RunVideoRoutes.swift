@@ -27,6 +27,8 @@ public protocol RunVideoDesk: Sendable {
     /// A folder on the same disk for uploads in progress.
     var uploadDirectory: String { get }
     func delete(run: Int64, source: RunVideoSource)
+    /// Runs that have a video.
+    func runs() -> Set<Int64>
 }
 
 /// Where the daemon plugs its run videos in; empty on a gate that keeps none.
@@ -159,12 +161,25 @@ extension WebServer {
         }
     }
 
+    /// Deletes the videos of runs the book no longer has (after a run, a session or
+    /// everything was deleted), so a later run given the same id never shows them.
+    func forgetDeletedRunVideos() {
+        guard let desk = bridge.runVideos.current else { return }
+        for id in desk.runs() {
+            do throws(ResultsBookError) { _ = try book.run(id: id) } catch {
+                guard error.kind == .notFound else { continue }
+                for source in RunVideoSource.allCases { desk.delete(run: id, source: source) }
+            }
+        }
+    }
+
     /// A file as the response, with byte ranges; `download` names it for saving.
     /// `cache`: the file never changes under its address (a clip), so a browser keeps it.
+    /// `missing` says what is missing when the file is not there.
     func serveFile(_ path: String, type: String, request: Request, context: WebContext, download: String?,
-                   cache: Bool = true) async throws -> Response {
+                   cache: Bool = true, missing: String = "the file is missing") async throws -> Response {
         guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 else {
-            throw APIError(.notFound, field: "file", reason: "the file is missing")
+            throw APIError(.notFound, field: "file", reason: missing)
         }
         var headers: HTTPFields = [.contentType: type, .cacheControl: cache ? "private, max-age=86400" : "no-store", .acceptRanges: "bytes"]
         if let download { headers[.contentDisposition] = "attachment; filename=\"\(download)\"" }

@@ -100,7 +100,8 @@ extension WebServer {
             guard let paths = desk.files(clip: id) else { throw APIError(.notFound, field: "file", reason: "no clip \(id)") }
             return try await s.serveFile(isVideo ? paths.video : paths.thumbnail, type: isVideo ? "video/mp4" : "image/jpeg",
                                          request: request, context: context,
-                                         download: request.uri.queryParameters["download"] != nil ? "sprintgate-\(id).\(isVideo ? "mp4" : "jpg")" : nil)
+                                         download: request.uri.queryParameters["download"] != nil ? "sprintgate-\(id).\(isVideo ? "mp4" : "jpg")" : nil,
+                                         missing: "clip \(id) has no \(isVideo ? "video" : "thumbnail") file")
         }
         // Trim and export: the part of a clip from `from` to `to` seconds saved as a new
         // clip (cut without re-encoding, on a thread of its own), downloaded from its URL.

@@ -434,6 +434,7 @@ public struct WebServer: Sendable {
             do {
                 let n = try s.book.deleteSession(id: id)
                 s.hub.bookChanged()
+                s.forgetDeletedRunVideos()
                 return try s.json(["deletedRuns": n])
             } catch { throw apiError(error) }
         }
@@ -449,6 +450,7 @@ public struct WebServer: Sendable {
                 let n = try s.book.clearAll()
                 s.logger.notice("all results cleared from the page: \(n) runs deleted")
                 s.hub.bookChanged()
+                s.forgetDeletedRunVideos()
                 return try s.json(["deletedRuns": n])
             } catch { throw apiError(error) }
         }
@@ -458,6 +460,7 @@ public struct WebServer: Sendable {
             do {
                 try s.book.delete(id: id)
                 s.hub.bookChanged()
+                s.forgetDeletedRunVideos()
                 return Response(status: .noContent)
             } catch { throw apiError(error) }
         }
