@@ -111,7 +111,8 @@ let package = Package(
         // The video thread: the tap's frames into the ring, the delayed view, clips on disk.
         .target(
             name: "VideoService",
-            dependencies: ["GateCore", "Archery", "VideoDelay", "FFmpegVideo", "CLinuxSys", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "Archery", "VideoDelay", "FFmpegVideo", "CLinuxSys", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Results, athletes and history in SQLite (GRDB, WAL), written on its own thread.

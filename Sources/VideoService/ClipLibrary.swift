@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Delay sessions and their clips on disk: one folder a session, an MP4 and a thumbnail a
-// clip, and a manifest rewritten atomically after each clip.
+// Delay sessions and their clips: one folder a session with an MP4 and a thumbnail a clip,
+// and the history (sessions, clips, scores) in SQLite beside them.
 
 public import Archery
 import FFmpegVideo
@@ -30,7 +30,7 @@ public struct ClipLibraryError: Error, Hashable, Sendable, CustomStringConvertib
 
 /// Sessions and clips under one directory. Any thread may read; the video thread writes.
 /// A power cut loses at most the clip being written: a clip is written under a temporary
-/// name and renamed into place, then the manifest is replaced atomically.
+/// name and renamed into place, then its session's rows are written in one transaction.
 public final class ClipLibrary: Sendable {
     public let directory: String
     private struct Held {
@@ -45,6 +45,8 @@ public final class ClipLibrary: Sendable {
         var handedOut: [String: Int] = [:]
     }
     private let state: Mutex<Held>
+    /// The session history (SQLite); the clips' files are under `directory`.
+    private let store: VideoSessionStore
 
     public init(directory: String) throws(ClipLibraryError) {
         self.directory = directory
@@ -52,20 +54,25 @@ public final class ClipLibrary: Sendable {
         do { try fm.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
             throw ClipLibraryError(description: "cannot create the clip folder \(directory): \(error.localizedDescription)")
         }
-        var sessions: [SessionRecord] = []
-        let names = (try? fm.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names.sorted() {
-            let manifest = directory + "/" + name + "/session.json"
-            guard let data = fm.contents(atPath: manifest) else { continue }
-            guard let s = try? JSONDecoder().decode(SessionRecord.self, from: data) else { continue }
-            // Clips whose file is missing (deleted by hand) are not listed.
-            var kept = s
-            kept.clips = s.clips.filter { fm.fileExists(atPath: directory + "/" + name + "/\($0.index).mp4") }
-            sessions.append(kept)
+        store = try VideoSessionStore(path: directory + "/sessions.sqlite")
+        var sessions = try store.load()
+        let names = ((try? fm.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        for name in names {
             // A clip cut off by a power loss leaves its temporary file: remove it.
             for leftover in ((try? fm.contentsOfDirectory(atPath: directory + "/" + name)) ?? []) where leftover.hasSuffix(".part") {
                 try? fm.removeItem(atPath: directory + "/" + name + "/" + leftover)
             }
+            // A session kept by an older version in its folder's manifest moves into the
+            // database once.
+            guard !store.contains(name), let data = fm.contents(atPath: directory + "/" + name + "/session.json"),
+                  let s = try? JSONDecoder().decode(SessionRecord.self, from: data), s.id == name else { continue }
+            try store.save(s)
+            sessions.append(s)
+        }
+        sessions.sort { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+        // Clips whose file is missing (deleted by hand) are not listed.
+        for i in sessions.indices {
+            sessions[i].clips = sessions[i].clips.filter { fm.fileExists(atPath: directory + "/" + $0.session + "/\($0.index).mp4") }
         }
         var held = Held(sessions: sessions)
         for c in sessions.flatMap(\.clips) { held.fileBytes[c.id] = Self.bytesOnDisk(c, in: directory) }
@@ -97,7 +104,7 @@ public final class ClipLibrary: Sendable {
         }
         let record = SessionRecord(id: id, startedAt: wallTime.timeIntervalSince1970, endedAt: nil, delaySeconds: delaySeconds,
                                    preRollSeconds: preRoll, postRollSeconds: postRoll, clips: [])
-        try write(record)
+        try store.save(record)
         state.withLock { $0.sessions.append(record) }
         return id
     }
@@ -130,17 +137,20 @@ public final class ClipLibrary: Sendable {
         try update(id) { $0.endedAt = wallTime.timeIntervalSince1970 }
     }
 
-    /// Changes session `id` and writes its manifest, all under the lock, so the video
+    /// Changes session `id` and stores it, all under the lock, so the video
     /// thread's clips and the page's scoring never overwrite each other.
     private func update<T>(_ id: String, _ body: (inout SessionRecord, inout Held) throws(ClipLibraryError) -> T) throws(ClipLibraryError) -> T {
         try state.withLock { (held: inout Held) throws(ClipLibraryError) -> T in
             guard let i = held.sessions.firstIndex(where: { $0.id == id }) else {
                 throw ClipLibraryError(.unknown, description: "there is no session \(id)")
             }
+            // Changed on copies, kept only once stored: a failed write changes nothing.
             var record = held.sessions[i]
-            let result = try body(&record, &held)
-            try write(record)
-            held.sessions[i] = record
+            var changed = held
+            let result = try body(&record, &changed)
+            try store.save(record)
+            changed.sessions[i] = record
+            held = changed
             return result
         }
     }
@@ -250,17 +260,6 @@ public final class ClipLibrary: Sendable {
         return record
     }
 
-    private func write(_ record: SessionRecord) throws(ClipLibraryError) {
-        let path = sessionDirectory(record.id) + "/session.json"
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-            try encoder.encode(record).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw ClipLibraryError(description: "cannot write \(path): \(error.localizedDescription)")
-        }
-    }
-
     public func clip(_ id: String) -> ClipRecord? { sessions.lazy.flatMap(\.clips).first { $0.id == id } }
     public func videoPath(_ clip: ClipRecord) -> String { sessionDirectory(clip.session) + "/\(clip.index).mp4" }
     public func thumbnailPath(_ clip: ClipRecord) -> String { sessionDirectory(clip.session) + "/\(clip.index).jpg" }
@@ -287,7 +286,7 @@ public final class ClipLibrary: Sendable {
             state.withLock { held in
                 guard let i = held.sessions.firstIndex(where: { $0.id == record.id }) else { return }
                 let r = held.sessions[i]
-                if r.clips.isEmpty && r.endedAt != nil && r.archery == nil {
+                if r.clips.isEmpty && r.endedAt != nil && r.archery == nil, (try? store.delete(r.id)) != nil {
                     try? fm.removeItem(atPath: sessionDirectory(r.id))
                     held.sessions.remove(at: i)
                 }
@@ -303,9 +302,9 @@ public final class ClipLibrary: Sendable {
             guard let i = held.sessions.firstIndex(where: { $0.id == id }) else {
                 throw ClipLibraryError(.unknown, description: "there is no session \(id)")
             }
-            do { try FileManager.default.removeItem(atPath: sessionDirectory(id)) } catch {
-                throw ClipLibraryError(description: "cannot delete \(sessionDirectory(id)): \(error.localizedDescription)")
-            }
+            try store.delete(id)
+            // The history no longer lists it; a folder that cannot be removed only takes space.
+            try? FileManager.default.removeItem(atPath: sessionDirectory(id))
             for c in held.sessions[i].clips { held.fileBytes[c.id] = nil }
             held.sessions.remove(at: i)
             held.cards[id] = nil

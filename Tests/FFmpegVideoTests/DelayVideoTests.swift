@@ -232,7 +232,7 @@ extension DelayVideoTests {
 }
 
 extension DelayVideoTests {
-    @Test("a session's archery score is kept in its manifest: placed, dragged and undone arrows read back after a restart, the face locked once arrows are on it, then the session deleted whole")
+    @Test("a session's archery score is kept in the session history (SQLite): placed, dragged and undone arrows read back after a restart, the face locked once arrows are on it, then the session deleted whole; a session an older version kept in its folder's manifest moves into the history")
     func archeryScoreKept() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -266,13 +266,33 @@ extension DelayVideoTests {
         let conflict = #expect(throws: ClipLibraryError.self) { try library.setUpScore(id, face: .wa40, bow: .recurve, arrowDiameter: 5.5, arrowsPerEnd: 3) }
         #expect(conflict?.kind == .conflict)
 
-        // A restart reads the sheet back from session.json.
+        // A restart reads the sheet back from the database.
+        #expect(FileManager.default.fileExists(atPath: dir + "/video/sessions.sqlite"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/video/" + id + "/session.json"))
         let reopened = try ClipLibrary(directory: dir + "/video")
         let back = try #require(try reopened.scoreCard(id))
         #expect(back.face == .vegas3 && back.bow == .compound && back.arrowDiameter == 9.3 && back.arrowsPerEnd == 3)
         #expect(back.arrows == card.arrows)
+        #expect(reopened.sessions.first?.endedAt != nil)
         try reopened.deleteSession(id)
         #expect(reopened.sessions.isEmpty && !FileManager.default.fileExists(atPath: dir + "/video/" + id))
         #expect(throws: ClipLibraryError.self) { try reopened.deleteSession(id) }
+        #expect(try ClipLibrary(directory: dir + "/video").sessions.isEmpty, "deleted from the database too")
+
+        // An older version's session: a folder with its manifest and a clip. It is read into
+        // the database once and then kept there (the manifest is no longer needed).
+        let old = "20260101-101500"
+        try FileManager.default.createDirectory(atPath: dir + "/video/" + old, withIntermediateDirectories: true)
+        let clip = ClipRecord(id: old + "-1", session: old, index: 1, kind: "mark", markNs: 5, markSequence: 9, startNs: 1, endNs: 9,
+                              frames: 3, bytes: 4, truncatedStart: false, savedAt: 7)
+        let legacy = SessionRecord(id: old, startedAt: 1_767_262_500, endedAt: 1_767_262_600, delaySeconds: 5, preRollSeconds: 5,
+                                   postRollSeconds: 2, clips: [clip], archery: card.sheet)
+        try JSONEncoder().encode(legacy).write(to: URL(fileURLWithPath: dir + "/video/" + old + "/session.json"))
+        FileManager.default.createFile(atPath: dir + "/video/" + old + "/1.mp4", contents: Data([0, 0, 0, 8]))
+        #expect(try ClipLibrary(directory: dir + "/video").sessions == [legacy])
+        try FileManager.default.removeItem(atPath: dir + "/video/" + old + "/session.json")
+        let moved = try ClipLibrary(directory: dir + "/video")
+        #expect(moved.sessions == [legacy] && moved.clip(old + "-1") == clip)
+        #expect(try moved.scoreCard(old)?.total == 29)
     }
 }
