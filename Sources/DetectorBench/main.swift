@@ -2,7 +2,7 @@
 // Accuracy and cost benchmark of the photo-finish detector on synthetic scenes.
 //
 // Usage: swift run -c release DetectorBench [--variants N] [--fps 30,60,120,240] [--scene NAME] [--verbose]
-//        DetectorBench --cost-only | --soak HOURS | --camera-view [--frames N] | --video [--frames N]
+//        DetectorBench --cost-only | --soak HOURS [--video] | --camera-view [--frames N] | --video [--frames N]
 
 import GateCore
 import Detector
@@ -99,7 +99,7 @@ while let a = args.popFirst() {
     case "--copy": videoCopies = true
     case "--frames": cameraFrames = Int(args.popFirst() ?? "") ?? cameraFrames
     default:
-        print("usage: DetectorBench [--variants N] [--fps LIST] [--scene NAME] [--verbose] [--cost-only] | --soak HOURS | --camera-view [--frames N] | --video [--copy] [--frames N]")
+        print("usage: DetectorBench [--variants N] [--fps LIST] [--scene NAME] [--verbose] [--cost-only] | --soak HOURS [--video] | --camera-view [--frames N] | --video [--copy] [--frames N]")
         exit(2)
     }
 }
@@ -211,7 +211,7 @@ if cameraView {
     exit(0)
 }
 
-if delayedVideo {
+if delayedVideo && soakHours == nil {
     // The delay mode's cost on the frame path: B's frames go to the video tap, and the
     // video thread encodes every one with libx264 while a viewer watches the delayed view
     // (decoded and made JPEG on its own thread), all on this machine's cores beside the
@@ -238,6 +238,86 @@ if delayedVideo {
         + "\(s.framesDropped) dropped at the tap (\(ClipCrossing.fixed(100 * Double(s.framesDropped) / Double(cameraFrames), 2)) %), \(s.framesEncoded) encoded")
     printPaired(times, b: "video on", target: "< 1.05")
     exit(0)
+}
+
+if let hours = soakHours, delayedVideo {
+    // The soak with the delay mode on, in real time: the same looped sprints at 120 fps
+    // through the gate loop, its frames lent to the video thread (libx264), a viewer
+    // watching the delayed view the whole time, a mark every 30 s cut into a clip, and every
+    // tenth lap kept as a run's clip. Timing must not change: every pass is one lap, as in
+    // the soak without video. Memory is read every minute: the ring is bounded, so growth
+    // would be a leak.
+    let specs = ["sprint", "sprint-rl"].map { SceneCatalog.scene($0, fps: 120, variant: 0)! }
+    var camera = LoopedFrames(specs: specs)
+    camera.spareBuffers = 1
+    try camera.open()
+    let perLoop = specs.reduce(0) { $0 + $1.expectedCrossings.count }
+    let frameCount = Int(hours * 3600 * 120)
+    var config = EngineConfig()
+    config.solo = true
+    let dir = NSTemporaryDirectory() + "sprintgate-soak-video-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var log = Logger(label: "soak")
+    log.logLevel = .warning
+    let wallStart = now()
+    // The bench's frame times start at 2 ms; the video's clock is the same timeline.
+    let clock: @Sendable () -> MonotonicInstant = { MonotonicInstant(nanoseconds: Int64(now() - wallStart) + 2_000_000) }
+    let video = DelayVideo(config: DelayVideoConfig(width: specs[0].width, height: specs[0].height, fps: 120, delay: try DelaySetting(seconds: 2),
+                                                    roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 1), availableMemory: 256 << 20),
+                           library: try ClipLibrary(directory: dir + "/video"), runVideos: try RunVideoShelf(directory: dir + "/runs"),
+                           clock: clock, log: log)
+    video.start()
+    let detector = PhotoFinishDetector(config: detectorConfig(for: specs[0]), inputWidth: specs[0].width, inputHeight: specs[0].height)
+    var loop = GateLoop(camera: camera, lines: NoLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: config))
+    loop.videoTap = video.tap
+    loop.command(.arm, now: MonotonicInstant(nanoseconds: 0))
+    var rss: [Int] = [residentKB()]
+    var iteration: [UInt64] = []
+    iteration.reserveCapacity(frameCount)
+    var crossings: UInt64 = 0, runs: Int64 = 0, marks = 0
+    for i in 0..<frameCount {
+        let t = MonotonicInstant(nanoseconds: Int64((Double(i) * 1e9 / 120).rounded()) + 2_000_000)
+        while now() < wallStart + UInt64(t.nanoseconds - 2_000_000) { usleep(200) }
+        let t0 = now()
+        loop.camera.readyUntil = t
+        loop.iterate(now: t)
+        iteration.append(now() - t0)
+        if loop.stats.crossings > crossings {
+            crossings = loop.stats.crossings
+            if crossings % 10 == 0 {
+                runs += 1
+                video.clipRun(id: runs, start: t - .seconds(0.5), finish: t)
+            }
+        }
+        if i % 12 == 0 { video.watch() }
+        if i > 0 && i % (30 * 120) == 0 { video.mark(); marks += 1 }
+        if i > 0 && i % (60 * 120) == 0 {
+            rss.append(residentKB())
+            let s = video.status
+            print("  \(i / 7200) min: RSS \(rss.last!) kB, crossings \(crossings), frames dropped \(s.framesDropped), "
+                + "clips \(s.clipsSaved), ring \(s.bufferBytes / 1024) KiB")
+        }
+    }
+    loop.reclaimVideoLoans()
+    video.endSession()
+    let s = video.status
+    video.stop()
+    let savedRuns = try RunVideoShelf(directory: dir + "/runs").runs(with: .gate).count
+    let loops = frameCount / loop.camera.count
+    let expected = loops * perLoop + (frameCount % loop.camera.count >= specs[0].frameCount ? 1 : 0)
+    let got = Int(loop.stats.crossings)
+    let tenth = max(1, iteration.count / 10)
+    let firstP99 = pct(Array(iteration.prefix(tenth)), 0.99), lastP99 = pct(Array(iteration.suffix(tenth)), 0.99)
+    print("soak with video: \(ClipCrossing.fixed(hours, 2)) h at 120 fps in real time = \(frameCount) frames through the gate loop in "
+        + "\(ClipCrossing.fixed(Double(now() - wallStart) / 1e9, 1)) s")
+    print("  crossings \(got), expected \(expected) (missed or extra: \(abs(got - expected))); laps \(loop.engine.lapCount)")
+    print("  video: \(s.framesIn) frames in (\(video.tap.lent) lent), \(s.framesDropped) dropped "
+        + "(\(ClipCrossing.fixed(100 * Double(s.framesDropped) / Double(frameCount), 3)) %), \(s.framesEncoded) encoded; "
+        + "\(marks) marks, \(s.clipsSaved) clips saved, \(s.clipsLost) lost; \(runs) run clips asked, \(savedRuns) saved")
+    print("  loop iteration p99: first tenth \(ClipCrossing.fixed(firstP99, 4)) ms, last tenth \(ClipCrossing.fixed(lastP99, 4)) ms "
+        + "(ratio \(ClipCrossing.fixed(lastP99 / firstP99, 3)))")
+    print("  RSS start \(rss.first!) kB, after 1 min \(rss.count > 1 ? rss[1] : rss[0]) kB, end \(residentKB()) kB")
+    exit(got == expected && s.clipsLost == 0 && savedRuns == Int(runs) ? 0 : 1)
 }
 
 if let hours = soakHours {
