@@ -11,7 +11,7 @@
 # Usage: browser_video.py PORT CDP_PORT PIN_FILE SCREENSHOT
 import base64, json, os, subprocess, sys, tempfile, time, urllib.error, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_page, until as until_in, wait_http
+from cdp import open_unlocked, until as until_in, wait_http
 
 port, cdp, pin_file, shot = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 shot_dir = os.path.dirname(shot) or "."
@@ -22,15 +22,12 @@ pin = open(pin_file).read().strip()
 def get_json(path):
     return json.loads(urllib.request.urlopen(base + path, timeout=5).read())
 
-c = open_page(cdp, base + "/")
+c = open_unlocked(cdp, base, pin)
 def until(expr, what, timeout=15):
     return until_in(c, expr, what, timeout)
 def js(expr):
     return c.eval(expr)
 
-until("document.getElementById('link').textContent === 'live'", "the board did not go live")
-js(f"document.getElementById('pin').value = '{pin}'; document.getElementById('btn-pin').click()")
-until("document.getElementById('pin-state').textContent === 'unlocked'", "the PIN was not accepted")
 until("!document.getElementById('video-section').hidden", "the Delayed video section is not shown on a gate with video")
 until("document.getElementById('v-status').textContent.includes('at these settings')", "the video status does not say how much the buffer holds")
 print("ok: video section shown:", js("document.getElementById('v-status').textContent")[:120])

@@ -70,6 +70,14 @@ def open_page(cdp_port, url):
     c.call("Page.navigate", url=url)
     return c
 
+def open_unlocked(cdp_port, base, pin):
+    """Opens the gate's page at `base`, waits for the live board and unlocks it with `pin`."""
+    c = open_page(cdp_port, base + "/")
+    until(c, "document.getElementById('link').textContent === 'live'", "the board did not go live", 15)
+    c.eval(f"document.getElementById('pin').value = '{pin}'; document.getElementById('btn-pin').click()")
+    until(c, "document.getElementById('pin-state').textContent === 'unlocked'", "the PIN was not accepted", 15)
+    return c
+
 def until(c, expr, what, timeout):
     """Evaluates expr in the page until it is truthy; fails with the page's text after timeout s."""
     end = time.time() + timeout

@@ -79,15 +79,20 @@ final class DelayVideoDesk: VideoDesk {
         try desk("arrow") { () throws(ClipLibraryError) in try video.library.changeScore(id, change) }
     }
 
-    /// Runs a library call, its refusal told as the page's error on `field`.
     private func desk<T>(_ field: String, _ body: () throws(ClipLibraryError) -> T) throws(VideoDeskError) -> T {
-        do { return try body() } catch {
-            switch error.kind {
-            case .unknown: throw VideoDeskError(.notFound, field: "session", reason: error.description)
-            case .conflict: throw VideoDeskError(.conflict, field: field, reason: error.description)
-            case .invalid: throw VideoDeskError(.invalid, field: field, reason: error.description)
-            case .storage: throw VideoDeskError(.unavailable, field: field, reason: error.description)
-            }
+        try deskCall(field, unknown: "session", body)
+    }
+}
+
+/// Runs a library call, its refusal told as the page's error on `field` (an unknown
+/// session or video on `unknown`).
+func deskCall<T>(_ field: String, unknown: String, _ body: () throws(ClipLibraryError) -> T) throws(VideoDeskError) -> T {
+    do { return try body() } catch {
+        switch error.kind {
+        case .unknown: throw VideoDeskError(.notFound, field: unknown, reason: error.description)
+        case .conflict: throw VideoDeskError(.conflict, field: field, reason: error.description)
+        case .invalid: throw VideoDeskError(.invalid, field: field, reason: error.description)
+        case .storage: throw VideoDeskError(.unavailable, field: field, reason: error.description)
         }
     }
 }

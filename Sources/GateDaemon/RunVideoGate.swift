@@ -64,14 +64,7 @@ public final class GateRunVideos: RunVideoDesk {
     public func runs() -> Set<Int64> { RunVideoSource.allCases.reduce(into: []) { $0.formUnion(shelf.runs(with: $1)) } }
 
     private func desk<T>(_ field: String, _ body: () throws(ClipLibraryError) -> T) throws(VideoDeskError) -> T {
-        do { return try body() } catch {
-            switch error.kind {
-            case .unknown: throw VideoDeskError(.notFound, field: "source", reason: error.description)
-            case .conflict: throw VideoDeskError(.conflict, field: field, reason: error.description)
-            case .invalid: throw VideoDeskError(.invalid, field: field, reason: error.description)
-            case .storage: throw VideoDeskError(.unavailable, field: field, reason: error.description)
-            }
-        }
+        try deskCall(field, unknown: "source", body)
     }
 
     /// What the overlay draws for a run: its preset's title (or start type and distance),

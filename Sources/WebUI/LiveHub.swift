@@ -71,6 +71,8 @@ public struct RunView: Sendable, Hashable, Codable {
     public var speed: Double?
     /// The run's videos (run details only; nil on a gate that keeps none).
     public var videos: [RunVideoRecord]? = nil
+    /// What is drawn on them unless the page chooses (the settings file's `[video] overlay`).
+    public var videoOverlay: [OverlayPart]? = nil
 }
 
 /// The board message: built once per change, shared by every WebSocket client.

@@ -9,6 +9,7 @@ public import Logging
 public import NIOCore
 import HTTPTypes
 import SQLiteStore
+import VideoDelay
 
 /// Request context: remembers the client's address for the PIN limiter.
 public struct WebContext: RequestContext, RemoteAddressRequestContext {
@@ -167,7 +168,10 @@ public struct WebServer: Sendable {
             let id = try s.runID(context)
             do {
                 var v = s.view(try s.book.run(id: id))
-                v.videos = s.bridge.runVideos.current?.videos(run: id)
+                if let desk = s.bridge.runVideos.current {
+                    v.videos = desk.videos(run: id)
+                    v.videoOverlay = OverlayPart.allCases.filter { desk.defaultParts.contains($0) }
+                }
                 return try s.json(v)
             } catch { throw apiError(error) }
         }

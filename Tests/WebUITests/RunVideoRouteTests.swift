@@ -89,6 +89,7 @@ struct RunVideoRouteTests {
             try await client.execute(uri: "/api/results/\(run.id)", method: .get) { r in
                 let videos = r.json["videos"] as? [[String: Any]]
                 #expect(r.status == .ok && videos?.count == 1 && videos?.first?["source"] as? String == "gate")
+                #expect(r.json["videoOverlay"] as? [String] == ["time", "splits"], "the desk's default parts, in order")
             }
             try await client.execute(uri: "/api/results/\(run.id)/videos/gate", method: .get, headers: [.range: "bytes=0-9"]) { r in
                 #expect(r.status == .partialContent && r.headers[.contentType] == "video/mp4" && r.body.readableBytes == 10)

@@ -399,15 +399,15 @@ async function showRun(id) {
     const a = el("button", "Image of " + gateName(g, n)); a.onclick = () => showGatePhoto(r.id, g); pics.append(a);
   }
   if (pics.childNodes.length) box.append(pics);
-  if (v.videos) box.append(runVideos(r, v.videos));
+  if (v.videos) box.append(runVideos(r, v.videos, v.videoOverlay));
   for (const g of r.frameGates || []) box.append(await frameStrip(r.id, g, n));
   if (!$("run-dialog").open) $("run-dialog").showModal();
 }
 
 // A run's videos: the clip the gate kept, and a video filmed on a phone (uploaded here, its
 // start frame marked with the frame steps); either downloaded with the run's times drawn
-// on it, the parts ticked.
-function runVideos(r, videos) {
+// on it, the parts ticked (at first those the settings file chooses).
+function runVideos(r, videos, defaults) {
   const box = el("section", undefined, "run-video"); box.id = "run-video";
   box.append(el("h3", "Video"));
   const status = el("p", "", "small"); status.id = "run-video-status";
@@ -416,7 +416,7 @@ function runVideos(r, videos) {
   const ticks = el("p", undefined, "small");
   for (const [k, label] of [["time", "Time"], ["splits", "Splits"], ["speed", "Speed"], ["type", "Run type"], ["athlete", "Athlete"]]) {
     const l = el("label"), c = document.createElement("input");
-    c.type = "checkbox"; c.checked = true; c.value = k; c.name = "overlay";
+    c.type = "checkbox"; c.checked = !defaults || defaults.includes(k); c.value = k; c.name = "overlay";
     l.append(c, " " + label + " "); ticks.append(l);
   }
   const base = "/api/results/" + r.id + "/videos/";
