@@ -6,7 +6,8 @@
 # in yellow after it. Then a phone video (portrait, with sound, stored sideways with a
 # display matrix as phones do) is chosen in the page's file input and uploaded, its start
 # frame stepped to with the frame buttons and marked, and it downloads upright with the
-# same overlay. A file that is not a video is refused with what to do.
+# same overlay. A file that is not a video is refused with what to do; the phone video is
+# deleted from the page and the run with its videos.
 # Usage: browser_run_video.py PORT CDP_PORT PIN_FILE
 import json, os, shutil, subprocess, sys, tempfile, time, urllib.error, urllib.request
 sys.path.insert(0, "scripts")
@@ -160,6 +161,16 @@ except urllib.error.HTTPError as e:
 if not [x for x in get_json(f"/api/results/{run['id']}")["videos"] if x["source"] == "phone"]:
     raise SystemExit("FAIL: a refused upload removed the phone video")
 print(f"ok: a text file uploaded as a video is refused: {reason}")
+
+# The phone video deleted from the page (two taps); the gate's clip stays.
+js("document.getElementById('run-video-delete-phone').click()")
+until("document.getElementById('run-video-delete-phone').textContent === 'Tap again to delete'", "the first tap did not ask for a second")
+js("document.getElementById('run-video-delete-phone').click()")
+until("!document.getElementById('run-video-delete-phone') && !!document.getElementById('run-video-download-gate')",
+      "the phone video was not deleted from the run's page")
+if [x["source"] for x in get_json(f"/api/results/{run['id']}")["videos"]] != ["gate"]:
+    raise SystemExit("FAIL: the gate still lists the deleted phone video, or lost the gate's clip")
+print("ok: the phone video deleted from the run's page with two taps; the gate's clip stays")
 
 # Deleting the run deletes its videos: a later run given the same id never shows them.
 req = urllib.request.Request(base + f"/api/results/{run['id']}", method="DELETE", headers={"X-Gate-PIN": pin})

@@ -457,7 +457,13 @@ function runVideos(r, videos, defaults) {
       };
       const mark = el("span", v.startSeconds === null || v.startSeconds === undefined ? "Start not marked yet: step to it and press “The start is here”."
         : "Start at " + fmt(v.startSeconds, 3) + " s of the video.", "small");
-      row.append(back, fwd, here, mark);
+      // Two taps, as for deleting a session.
+      const del = el("button", "Delete phone video", "stop"); del.id = "run-video-delete-phone";
+      del.onclick = async () => {
+        if (del.textContent !== "Tap again to delete") { del.textContent = "Tap again to delete"; return; }
+        if (await control("DELETE", base + "phone", undefined, "Phone video deleted.") !== undefined) await showRun(r.id);
+      };
+      row.append(back, fwd, here, mark, del);
     }
     box.append(row);
   }
