@@ -75,7 +75,6 @@ public final class DelayVideo: @unchecked Sendable {
         var savedClips: [ClipRecord] = []
         /// Timed runs waiting for their clip: the run's id, start and finish.
         var pendingRuns: [(id: Int64, start: MonotonicInstant, finish: MonotonicInstant)] = []
-        var savedRuns: [RunVideoRecord] = []
     }
     private let shared: Mutex<Shared>
     private let stopping = Atomic<Bool>(false)
@@ -180,9 +179,6 @@ public final class DelayVideo: @unchecked Sendable {
         guard runVideos != nil, finish >= start else { return }
         shared.withLock { $0.pendingRuns.append((id, start, finish)) }
     }
-
-    /// Run clips saved since the last call (for tests).
-    public func takeSavedRuns() -> [RunVideoRecord] { shared.withLock { s in defer { s.savedRuns = [] }; return s.savedRuns } }
 
     /// Clips saved since the last call (for the page's live list and tests).
     public func takeSavedClips() -> [ClipRecord] { shared.withLock { s in defer { s.savedClips = [] }; return s.savedClips } }
@@ -477,7 +473,7 @@ public final class DelayVideo: @unchecked Sendable {
                     truncatedStart: packets.truncatedStart, savedAt: Date().timeIntervalSince1970)
                 try shelf.add(record)
                 let spent = clock().since(started).seconds
-                shared.withLock { $0.savedRuns.append(record); $0.status.clipSeconds += spent }
+                shared.withLock { $0.status.clipSeconds += spent }
                 log.notice("video: run \(run.id)'s clip saved (\(record.frames ?? 0) frames, \(w.bytes / 1024) KiB)")
             } catch {
                 note("\(error)")
