@@ -442,6 +442,8 @@ function runVideos(r, videos, defaults) {
     const d = el("button", v.source === "gate" ? "Download with times" : "Download phone video with times");
     d.id = "run-video-download-" + v.source; d.onclick = () => download(v);
     row.append(w, d);
+    if (v.source === "gate" && v.truncatedStart)
+      row.append(el("span", " Starts " + fmt(v.startSeconds, 2) + " s before the run: video had only just been switched on.", "small"));
     if (v.source === "phone") {
       const fps = v.frames && v.seconds > 0 ? v.frames / v.seconds : 30;
       const back = el("button", "◀ Frame"), fwd = el("button", "Frame ▶"), here = el("button", "The start is here");
