@@ -150,15 +150,17 @@ let package = Package(
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         // epoll, eventfd and timerfd for the event loop.
         .target(name: "CLinuxSys"),
         // MJPEG to luma with libjpeg-turbo; C, because libjpeg reports errors by longjmp.
         .target(name: "CMJPEG", dependencies: ["CJPEG"]),
-        // Real adapters over kernel interfaces: V4L2 camera, GPIO lines, ALSA sound.
+        // Real adapters over kernel interfaces: V4L2 camera, GPIO lines, ALSA sound, a TV
+        // through DRM/KMS.
         .target(
             name: "LinuxHardware",
             dependencies: [
-                "GateCore", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CLinuxSys",
+                "GateCore", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CLinuxSys", "CDRM",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -52,6 +52,20 @@ public struct OverlayText: Sendable, Hashable {
         }
     }
 
+    /// The drawtext filter that draws it, or nil for an empty text.
+    var filter: FilterGraph.Filter? {
+        let (text, expand) = drawtext
+        guard !text.isEmpty else { return nil }
+        var options: [(String, String)] = [
+            ("text", text), ("expansion", expand ? "normal" : "none"), ("x", "\(x)"), ("y", "\(y)"),
+            ("fontsize", "\(max(6, size))"), ("fontcolor", colour),
+            ("box", "1"), ("boxcolor", "black@0.55"), ("boxborderw", "\(max(2, size / 5))"),
+        ]
+        if let font = OverlayRenderer.fontFiles.first(where: { access($0, R_OK) == 0 }) { options.append(("fontfile", font)) }
+        if let e = enable { options.append(("enable", e)) }
+        return ("drawtext", options)
+    }
+
     /// drawtext's timeline expression, or nil when always shown.
     var enable: String? {
         switch (from, until) {
@@ -156,27 +170,46 @@ public final class OverlayRenderer {
     }
 }
 
-/// buffer → (turn) → scale → yuv420p → drawtext… → buffersink, built filter by filter with
-/// options set one by one, so no text needs the graph language's escaping.
+/// buffer → filters → buffersink, built filter by filter with options set one by one, so no
+/// text needs the graph language's escaping.
 final class FilterGraph {
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     private let source: UnsafeMutablePointer<AVFilterContext>
     private let sink: UnsafeMutablePointer<AVFilterContext>
     private let output: UnsafeMutablePointer<AVFrame>
+    /// What the graph is for, in its errors ("drawing the overlay").
+    private let purpose: String
 
-    init(input: UnsafePointer<AVFrame>, rotation: Int, width: Int, height: Int, texts: [OverlayText]) throws(FFmpegError) {
+    /// A filter and its options.
+    typealias Filter = (name: String, options: [(String, String)])
+
+    /// The filters that turn a picture upright by `rotation` degrees clockwise (the display
+    /// matrix's), and mirror it when `flip`.
+    static func turn(_ rotation: Int, flip: Bool = false) -> [Filter] {
+        var f: [Filter] = flip ? [("hflip", [])] : []
+        switch rotation {
+        case 90: f.append(("transpose", [("dir", "clock")]))
+        case 180: f += [("hflip", []), ("vflip", [])]
+        case 270: f.append(("transpose", [("dir", "cclock")]))
+        default: break
+        }
+        return f
+    }
+
+    init(input: UnsafePointer<AVFrame>, filters: [Filter], purpose: String) throws(FFmpegError) {
+        self.purpose = purpose
         guard let g = avfilter_graph_alloc(), let out = av_frame_alloc() else {
-            throw FFmpegError("building the overlay", message: "out of memory")
+            throw FFmpegError(purpose, message: "out of memory")
         }
         graph = g
         output = out
         var chain: [UnsafeMutablePointer<AVFilterContext>] = []
         func add(_ name: String, _ options: [(String, String)]) throws(FFmpegError) -> UnsafeMutablePointer<AVFilterContext> {
             guard let filter = avfilter_get_by_name(name) else {
-                throw FFmpegError("building the overlay", message: "this FFmpeg has no \(name) filter")
+                throw FFmpegError(purpose, message: "this FFmpeg has no \(name) filter")
             }
             guard let ctx = avfilter_graph_alloc_filter(g, filter, "\(name)\(chain.count)") else {
-                throw FFmpegError("building the overlay", message: "out of memory")
+                throw FFmpegError(purpose, message: "out of memory")
             }
             for (key, value) in options {
                 try FFmpegError.check(av_opt_set(ctx, key, value, AV_OPT_SEARCH_CHILDREN), "setting \(name)'s \(key)")
@@ -192,35 +225,26 @@ final class FilterGraph {
             source = try add("buffer", [("width", "\(input.pointee.width)"), ("height", "\(input.pointee.height)"),
                                         ("pix_fmt", format), ("time_base", "1/1000000"),
                                         ("pixel_aspect", sar.num > 0 && sar.den > 0 ? "\(sar.num)/\(sar.den)" : "1/1")])
-            switch rotation {
-            case 90: _ = try add("transpose", [("dir", "clock")])
-            case 180: _ = try add("hflip", []); _ = try add("vflip", [])
-            case 270: _ = try add("transpose", [("dir", "cclock")])
-            default: break
-            }
-            _ = try add("scale", [("w", "\(width)"), ("h", "\(height)")])
-            _ = try add("format", [("pix_fmts", "yuv420p")])
-            let font = OverlayRenderer.fontFiles.first { access($0, R_OK) == 0 }
-            for t in texts {
-                let (text, expand) = t.drawtext
-                guard !text.isEmpty else { continue }
-                var options: [(String, String)] = [
-                    ("text", text), ("expansion", expand ? "normal" : "none"), ("x", "\(t.x)"), ("y", "\(t.y)"),
-                    ("fontsize", "\(max(6, t.size))"), ("fontcolor", t.colour),
-                    ("box", "1"), ("boxcolor", "black@0.55"), ("boxborderw", "\(max(2, t.size / 5))"),
-                ]
-                if let font { options.append(("fontfile", font)) }
-                if let e = t.enable { options.append(("enable", e)) }
-                _ = try add("drawtext", options)
-            }
+            for f in filters { _ = try add(f.name, f.options) }
             sink = try add("buffersink", [])
-            try FFmpegError.check(avfilter_graph_config(g, nil), "starting the overlay")
+            try FFmpegError.check(avfilter_graph_config(g, nil), purpose)
         } catch {
             avfilter_graph_free(&graph)
             var f: UnsafeMutablePointer<AVFrame>? = out
             av_frame_free(&f)
             throw error
         }
+    }
+
+    /// The overlay's graph: (turn) → scale → yuv420p → drawtext…
+    convenience init(input: UnsafePointer<AVFrame>, rotation: Int, width: Int, height: Int, texts: [OverlayText]) throws(FFmpegError) {
+        var filters = Self.turn(rotation)
+        filters.append(("scale", [("w", "\(width)"), ("h", "\(height)")]))
+        filters.append(("format", [("pix_fmts", "yuv420p")]))
+        for t in texts {
+            if let f = t.filter { filters.append(f) }
+        }
+        try self.init(input: input, filters: filters, purpose: "drawing the overlay")
     }
 
     deinit {
@@ -231,7 +255,7 @@ final class FilterGraph {
 
     /// Sends a picture (its `pts` in microseconds) into the graph; nil: no more.
     func push(_ frame: UnsafeMutablePointer<AVFrame>?) throws(FFmpegError) {
-        try FFmpegError.check(av_buffersrc_add_frame_flags(source, frame, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)), "drawing the overlay")
+        try FFmpegError.check(av_buffersrc_add_frame_flags(source, frame, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)), purpose)
     }
 
     /// Passes every picture the graph has ready to `body`.
@@ -239,7 +263,7 @@ final class FilterGraph {
         while true {
             let r = av_buffersink_get_frame(sink, output)
             if r == sprintgate_averror_eagain() || r == sprintgate_averror_eof() { return }
-            try FFmpegError.check(r, "drawing the overlay")
+            try FFmpegError.check(r, purpose)
             defer { av_frame_unref(output) }
             try body(output)
         }

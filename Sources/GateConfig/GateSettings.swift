@@ -203,6 +203,10 @@ public struct GateSettings: Sendable {
 /// arrows_per_end = 6   # 3 or 6
 /// clickers = true      # clickers, camera remotes and keyboards (evdev) mark the delayed video
 /// overlay = ["time", "splits", "speed", "type", "athlete"]  # drawn on run videos (default: all)
+/// tv = "auto"          # the delayed view full screen on a TV on HDMI: "auto" (the first
+///                      # connected display), "off", or a card such as "/dev/dri/card1"
+/// tv_rotate = 0        # the TV's picture turned clockwise: 0, 90, 180 or 270
+/// tv_flip = false      # the TV's picture mirrored
 /// ```
 public struct VideoSettings: Sendable, Hashable {
     public var enabled = true
@@ -222,12 +226,33 @@ public struct VideoSettings: Sendable, Hashable {
     public var archery: ScoreSheet?
     /// What a run's video has drawn on it unless the page chooses.
     public var overlay = Set(OverlayPart.allCases)
+    /// The TV output: nil off, "" the first connected display, else a card's path.
+    public var tv: String? = ""
+    public var tvRotation = 0
+    public var tvFlip = false
 
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
         try t.checkKeys(["enabled", "delay_s", "pre_roll_s", "post_roll_s", "encoder", "bitrate_kbps", "memory_mb", "mark_button",
-                         "clickers", "target_face", "bow", "arrow_diameter_mm", "arrows_per_end", "overlay"])
+                         "clickers", "target_face", "bow", "arrow_diameter_mm", "arrows_per_end", "overlay", "tv", "tv_rotate",
+                         "tv_flip"])
+        if let v = try t.string("tv", "\"auto\", \"off\" or a display card such as \"/dev/dri/card1\"") {
+            switch v {
+            case "auto": tv = ""
+            case "off": tv = nil
+            default:
+                guard v.hasPrefix("/dev/") else {
+                    throw t.error(.invalidValue, "tv", "\"\(v)\" is not auto, off or a device such as /dev/dri/card1")
+                }
+                tv = v
+            }
+        }
+        if let r = try t.optionalInt("tv_rotate", in: 0...270) {
+            guard r % 90 == 0 else { throw t.error(.invalidValue, "tv_rotate", "\(r) is not 0, 90, 180 or 270") }
+            tvRotation = r
+        }
+        if let v = try t.bool("tv_flip", "true or false") { tvFlip = v }
         if let parts = try t.optionalWords("overlay", OverlayPart.self) { overlay = Set(parts) }
         if let v = try t.bool("enabled", "true or false") { enabled = v }
         if let v = try t.optionalNumber("delay_s", in: 1...60, unit: " s") { delaySeconds = v }

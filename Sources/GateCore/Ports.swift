@@ -174,3 +174,17 @@ public struct NoLines: LineInputs, LineOutputs {
     public func level(_ role: GPIORole) throws(DeviceError) -> Bool { false }
     public mutating func set(_ role: GPIORole, _ on: Bool) throws(DeviceError) {}
 }
+
+/// A display the appliance paints whole pictures on, such as a TV on the board's HDMI,
+/// in 32-bit XRGB (bytes B, G, R, unused, in memory). Used from one thread.
+public protocol PictureScreen: AnyObject {
+    /// The picture's size, pixels.
+    var width: Int { get }
+    var height: Int { get }
+    /// What it is, for the log and the page, e.g. `HDMI-A-1 1920×1080 at 60 Hz`.
+    var name: String { get }
+    /// Paints the next picture and shows it at the display's next refresh: `draw` fills
+    /// `height` rows of `width` pixels, rows `pitch` (its second argument) bytes apart.
+    /// Throws when the display is gone or taken; the caller opens it again later.
+    func present(_ draw: (UnsafeMutableRawPointer, Int) throws -> Void) throws
+}

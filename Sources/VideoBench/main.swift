@@ -6,7 +6,10 @@
 // With --draw, a run's clip of SECONDS drawn over with its times (libavfilter's drawtext,
 // then libx264), against the same clip re-encoded with nothing drawn.
 //
-// Usage: VideoBench [--throughput] [--live SECONDS] [--draw SECONDS] [--size WxH] [--fps F] [--footage FILE.raw.gz]
+// With --tv WxH, the delayed view decoded and painted full screen on a TV of that size
+// (in memory), against decoding alone.
+//
+// Usage: VideoBench [--throughput] [--live SECONDS] [--draw SECONDS] [--tv WxH] [--size WxH] [--fps F] [--footage FILE.raw.gz]
 
 import FFmpegVideo
 import Foundation
@@ -240,4 +243,51 @@ if let seconds = drawSeconds {
     print("  re-encoded, nothing drawn: \(fixed(p, 2)) s (\(fixed(Double(count) / p, 0)) fps)")
     print("  drawn with the run's times (\(facts.texts(width: width, height: height, start: 2, parts: Set(OverlayPart.allCases)).count) texts): "
         + "\(fixed(d, 2)) s (\(fixed(Double(count) / d, 0)) fps); drawn/plain \(fixed(d / p, 2)); drawing takes \(fixed(d / seconds, 2))× the clip's length")
+}
+
+if let screenSize = option("--tv")?.split(separator: "x").compactMap({ Int($0) }), screenSize.count == 2 {
+    // The TV's share of the view thread: each delayed picture decoded (as for the page), then
+    // painted full screen (turned, scaled to fit, captioned, XRGB) into a screen in memory
+    // of the size asked. Rounds alternate decoding alone and decoding with painting.
+    let count = Int(2 * fps)
+    let frames = sourceFrames(count: count)
+    let enc = try H264Encoder(VideoEncoderSettings(width: width, height: height, fps: fps,
+                                                   bitsPerSecond: VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)))
+    var packets: [[UInt8]] = []
+    for i in 0..<count {
+        try frames[i % frames.count].withUnsafeBytes { p in
+            try enc.encode(FrameView(base: p.baseAddress!, width: width, height: height, bytesPerRow: width, format: .gray8, sequence: UInt64(i),
+                                     timestamp: MonotonicInstant(nanoseconds: Int64((Double(i) / fps * 1e9).rounded())))) { pk in
+                packets.append(Array(pk.bytes))
+            }
+        }
+    }
+    try enc.finish { pk in packets.append(Array(pk.bytes)) }
+    let parameters = try enc.parameters()
+    let screen = MemoryScreen(width: screenSize[0], height: screenSize[1])
+    var decodeOnly: [Double] = [], withPaint: [Double] = []
+    for round in 0..<6 {
+        let decoder = try VideoDecoder(parameters)
+        let painter = ScreenPainter(width: screen.width, height: screen.height, caption: "Delayed 5 s")
+        let paint = round % 2 == 1
+        var pictures = 0
+        let t0 = nowNs()
+        for p in packets {
+            try p.withUnsafeBytes { b in
+                try decoder.decode(b) { d in
+                    pictures += 1
+                    if paint { try screen.present { px, pitch in try painter.paint(d, into: px, pitch: pitch) } }
+                }
+            }
+        }
+        let s = Double(nowNs() - t0) / 1e9
+        if paint { withPaint.append(s) } else { decodeOnly.append(s) }
+        precondition(pictures >= count - 8, "decoded \(pictures) of \(count)")
+    }
+    let (d, p) = (decodeOnly.sorted()[1], withPaint.sorted()[1])
+    let paintMs = (p - d) / Double(count) * 1000
+    print("tv: \(count) pictures \(width)x\(height) painted on a \(screen.width)x\(screen.height) screen, medians of three:")
+    print("  decoded only: \(fixed(d, 2)) s (\(fixed(Double(count) / d, 0)) pictures/s)")
+    print("  decoded and painted: \(fixed(p, 2)) s (\(fixed(Double(count) / p, 0)) pictures/s, \(fixed(Double(count) / p / fps, 2))× the camera's \(fixed(fps, 0)) fps); "
+        + "painting \(fixed(paintMs, 2)) ms a picture, \(fixed((p - d) / d, 2))× the decoding")
 }

@@ -59,6 +59,9 @@ public struct VideoStatus: Sendable, Hashable, Codable {
     /// Archery scoring's defaults for a new card from the settings file (no arrows), or nil
     /// when the file sets none.
     public var archery: ScoreSheet?
+    /// The TV output: the display shown on (`HDMI-A-1 1920×1080 at 60 Hz`), or why there
+    /// is none and what to do; nil when the TV output is off.
+    public var tv: String?
 
     public init(encoder: String, width: Int, height: Int, fps: Double, delaySeconds: Double, preRollSeconds: Double,
                 postRollSeconds: Double, framesIn: UInt64, framesDropped: UInt64, framesEncoded: UInt64,

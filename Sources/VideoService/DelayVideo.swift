@@ -26,10 +26,12 @@ public struct DelayVideoConfig: Sendable {
     public var viewMaxWidth: Int
     /// Archery scoring's defaults from the settings file, when it sets them.
     public var archery: ScoreSheet?
+    /// The delayed view on a TV as well; nil: the page only.
+    public var tv: TVConfig?
 
     public init(width: Int, height: Int, fps: Double, bitsPerSecond: Int? = nil, encoder: H264EncoderKind = .x264,
                 delay: DelaySetting, roll: RollSetting, budget: BufferBudget? = nil, availableMemory: Int? = nil, viewMaxWidth: Int = 1280,
-                archery: ScoreSheet? = nil) {
+                archery: ScoreSheet? = nil, tv: TVConfig? = nil) {
         self.width = width
         self.height = height
         self.fps = fps
@@ -41,6 +43,7 @@ public struct DelayVideoConfig: Sendable {
         self.budget = budget ?? BufferBudget(availableBytes: availableMemory ?? 256 << 20, bitsPerSecond: rate, fps: fps)
         self.viewMaxWidth = viewMaxWidth
         self.archery = archery
+        self.tv = tv
     }
 }
 
@@ -101,13 +104,14 @@ public final class DelayVideo: @unchecked Sendable {
         // Eight slots (133 ms at 60 fps): the encoder falls a few frames behind at a keyframe
         // or while a clip is cut.
         tap = FrameTap(slots: 8, slotBytes: config.width * config.height * 2)
-        let status = VideoStatus(
+        var status = VideoStatus(
             encoder: config.encoder.rawValue, width: config.width, height: config.height, fps: config.fps,
             delaySeconds: config.delay.delay.seconds, preRollSeconds: config.roll.preRoll.seconds,
             postRollSeconds: config.roll.postRoll.seconds, framesIn: 0, framesDropped: 0, framesEncoded: 0,
             bufferSeconds: 0, bufferBytes: 0, bufferCapacityBytes: config.budget.bytes, bufferSummary: config.budget.summary,
             session: nil, marksPending: 0, clipsSaved: 0, clipsLost: 0, clipSeconds: 0, storageBytes: 0, problem: nil,
             archery: config.archery)
+        status.tv = config.tv == nil ? nil : "looking for a display"
         shared = Mutex(Shared(delay: config.delay, roll: config.roll, status: status))
     }
 
@@ -501,18 +505,25 @@ public final class DelayVideo: @unchecked Sendable {
 
     // MARK: View thread
 
-    /// While watched: decodes up to the packet due (captured `delay` ago), continuing from
-    /// the last one shown, or from the due packet's keyframe after a jump, and publishes it
-    /// as a JPEG. Packets are copied out of the ring under its lock and decoded outside it.
+    /// While watched, or while a TV is open: decodes up to the packet due (captured `delay`
+    /// ago), continuing from the last one shown, or from the due packet's keyframe after a
+    /// jump, and publishes it as a JPEG for the page and paints it on the TV. The TV's page
+    /// flip paces this loop at the display's refresh. Packets are copied out of the ring
+    /// under its lock and decoded outside it.
     private func runView() {
         var decoder: VideoDecoder?
         var through: UInt64?
         var jpeg: JPEGPictureEncoder?
         var batch: [(bytes: [UInt8], n: UInt64)] = []
+        let tv = config.tv.map { TVFeed($0) { [log] in log.notice("\($0)") } }
+        defer { tv?.close() }
         while !stopping.load(ordering: .relaxed) {
             let now = clock()
             let (wanted, delay) = shared.withLock { ($0.wantedUntil, $0.delay) }
-            guard now <= wanted, let parameters = parameters.withLock({ $0 }) else {
+            let onTV = tv?.ready(now: now) ?? false
+            if let tv { shared.withLock { $0.status.tv = tv.state } }
+            let watched = now <= wanted
+            guard watched || onTV, let parameters = parameters.withLock({ $0 }) else {
                 through = nil
                 usleep(10_000)
                 continue
@@ -520,28 +531,41 @@ public final class DelayVideo: @unchecked Sendable {
             batch.removeAll(keepingCapacity: true)
             var restart = false
             var dueTime = MonotonicInstant(nanoseconds: 0), dueSequence: UInt64 = 0
+            var filling: Span?
             ringLock.lock()
-            if !ring.isEmpty, let due = ring.newest(atOrBefore: now - delay.delay), due != through {
-                let key = ring.keyframe(atOrBefore: due)
-                var from = key
-                if let t = through, ring.contains(t), t < due, t >= key { from = t + 1 } else { restart = true }
-                for n in from...due { batch.append((Array(ring.bytes(n)), n)) }
-                dueTime = ring.time(due)
-                dueSequence = ring.sequence(due)
-                through = due
+            if !ring.isEmpty, let due = ring.newest(atOrBefore: now - delay.delay) {
+                if due != through {
+                    let key = ring.keyframe(atOrBefore: due)
+                    var from = key
+                    if let t = through, ring.contains(t), t < due, t >= key { from = t + 1 } else { restart = true }
+                    for n in from...due { batch.append((Array(ring.bytes(n)), n)) }
+                    dueTime = ring.time(due)
+                    dueSequence = ring.sequence(due)
+                    through = due
+                }
+            } else {
+                // Nothing captured `delay` ago yet: how long until there is.
+                filling = ring.isEmpty ? delay.delay : Span(nanoseconds: delay.delay.nanoseconds - now.since(ring.time(ring.first)).nanoseconds)
             }
             ringLock.unlock()
             guard let last = batch.last else {
+                if onTV, let filling {
+                    tv!.showBlank(caption: "Delayed view in \(max(1, Int(filling.seconds.rounded(.up)))) s")
+                }
                 usleep(2_000)
                 continue
             }
             do {
                 if restart || decoder == nil { decoder = try VideoDecoder(parameters) }
-                if jpeg == nil { jpeg = try JPEGPictureEncoder(maxWidth: config.viewMaxWidth) }
+                if watched && jpeg == nil { jpeg = try JPEGPictureEncoder(maxWidth: config.viewMaxWidth) }
                 var picture: [UInt8]?
                 for p in batch {
                     try p.bytes.withUnsafeBytes { b in
-                        try decoder!.decode(b) { d in if p.n == last.n { picture = try jpeg!.encode(d) } }
+                        try decoder!.decode(b) { d in
+                            guard p.n == last.n else { return }
+                            if watched { picture = try jpeg!.encode(d) }
+                            if onTV { tv!.show(d, caption: "Delayed \(Self.seconds(delay.delay)) s") }
+                        }
                     }
                 }
                 if let picture {
@@ -555,6 +579,12 @@ public final class DelayVideo: @unchecked Sendable {
                 note("delayed view: \(error)")
             }
         }
+    }
+
+    /// `5` or `2.5`: a delay as the TV's caption says it.
+    static func seconds(_ s: Span) -> String {
+        let tenths = Int((s.seconds * 10).rounded())
+        return tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
     }
 
     private func publishStatus() {

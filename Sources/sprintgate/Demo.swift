@@ -4,6 +4,7 @@
 import ArgumentParser
 import Detector
 import Engine
+import FFmpegVideo
 import Foundation
 import GateCore
 import GateDaemon
@@ -84,6 +85,9 @@ struct DemoCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("With --web --lone-gate: run the delay mode on the clip too, its delayed view this many seconds behind (1...60); clips go to the state directory.", valueName: "seconds"))
     var videoDelay: Double?
+
+    @Option(help: ArgumentHelp("With --video-delay: the delayed view full screen on a display card as well (DRM/KMS), \"auto\" for the first with a connected display.", valueName: "card"))
+    var tv: String?
 
     @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
@@ -278,11 +282,13 @@ extension DemoCommand {
         // computer's keyboards.
         let videoSize = (width: spec.width, height: spec.height, fps: spec.fps)
         let pageDelay = videoDelay ?? 5
+        let tvCard = tv
         let videoSwitch = DelayVideoSwitch(web: web, stateDirectory: stateDir, markButton: false, clickers: false,
                                            commits: storage.commits) {
             DelayVideoConfig(width: videoSize.width, height: videoSize.height, fps: videoSize.fps,
                              delay: try DelaySetting(seconds: pageDelay), roll: try RollSetting(preRollSeconds: 2, postRollSeconds: 1),
-                             availableMemory: min(WebGate.availableMemory() ?? (256 << 20), 256 << 20))
+                             availableMemory: min(WebGate.availableMemory() ?? (256 << 20), 256 << 20),
+                             tv: tvCard.map { card in TVConfig { try DRMScreen(path: card == "auto" ? nil : card) } })
         }
         if videoDelay != nil { try videoSwitch.turnOn(&loop) }
         // The clip stands in for the camera: its exposure is what the camera would report.

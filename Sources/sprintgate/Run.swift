@@ -185,7 +185,12 @@ struct RunCommand: ParsableCommand {
                 return DelayVideoConfig(width: width, height: height, fps: fps, bitsPerSecond: rate, encoder: encoder,
                                         delay: try DelaySetting(seconds: v.delaySeconds),
                                         roll: try RollSetting(preRollSeconds: v.preRollSeconds, postRollSeconds: v.postRollSeconds),
-                                        budget: budget, archery: v.archery)
+                                        budget: budget, archery: v.archery,
+                                        tv: v.tv.map { card in
+                                            TVConfig(view: ScreenView(rotation: v.tvRotation, flip: v.tvFlip)) {
+                                                try DRMScreen(path: card.isEmpty ? nil : card)
+                                            }
+                                        })
             }
             if settings.video != nil { try switcher.turnOn(&loop) }
             videoSwitch = switcher

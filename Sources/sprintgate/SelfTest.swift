@@ -23,7 +23,7 @@ struct CheckRow {
 struct SelfTestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "selftest",
-        abstract: "Check camera, GPIO lines, audio and clock, and print a table of what to fix.")
+        abstract: "Check camera, GPIO lines, audio, clock, video encoders and the TV, and print a table of what to fix.")
 
     @Option(help: "Settings file.")
     var config: String = "/etc/sprintgate/gate.toml"
@@ -39,6 +39,7 @@ struct SelfTestCommand: ParsableCommand {
         rows += checkGPIO(settings.board)
         rows.append(checkAudio(settings.board.audio))
         rows += checkVideo(settings)
+        rows.append(checkTV(settings))
         let w = max(8, rows.map(\.check.count).max() ?? 8)
         print("check".padding(w) + "  result  detail")
         for r in rows { print(r.check.padding(w) + "  " + r.result.rawValue.padding(6) + "  " + r.detail) }
@@ -73,6 +74,23 @@ struct SelfTestCommand: ParsableCommand {
                     : error.description
                 return CheckRow(check: name, result: used ? .fail : .skip, detail: why)
             }
+        }
+    }
+
+    /// The TV output: the display `[video] tv` names (or the first connected one) opened and
+    /// shown a line for two seconds. No display with `tv = "auto"` is only a warning: most
+    /// gates have none.
+    func checkTV(_ settings: GateSettings) -> CheckRow {
+        let v = settings.video ?? settings.videoTable ?? VideoSettings()
+        guard let card = v.tv else { return CheckRow(check: "tv", result: .skip, detail: "off in [video] tv") }
+        do {
+            let screen = try DRMScreen(path: card.isEmpty ? nil : card)
+            let painter = ScreenPainter(width: screen.width, height: screen.height, caption: "SprintGate self-test: the delayed view shows here")
+            try screen.present { p, pitch in try painter.paintBlank(into: p, pitch: pitch) }
+            usleep(2_000_000)
+            return CheckRow(check: "tv", result: .pass, detail: "\(screen.path): \(screen.name)")
+        } catch {
+            return CheckRow(check: "tv", result: card.isEmpty ? .warn : .fail, detail: "\(error)")
         }
     }
 

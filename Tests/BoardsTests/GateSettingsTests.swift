@@ -92,6 +92,10 @@ struct GateSettingsTests {
         ("[video]\narrows_per_end = 4", "video.arrows_per_end", "3 (indoor) or 6 (outdoor)"),
         ("[video]\noverlay = [\"time\", \"wind\"]", "video.overlay", "time, splits, speed, type, athlete"),
         ("[video]\noverlay = \"time\"", "video.overlay", "a list of strings"),
+        ("[video]\ntv = \"hdmi\"", "video.tv", "auto, off or a device such as /dev/dri/card1"),
+        ("[video]\ntv_rotate = 45", "video.tv_rotate", "not 0, 90, 180 or 270"),
+        ("[video]\ntv_rotate = 360", "video.tv_rotate", "out of range"),
+        ("[video]\ntv_flip = \"yes\"", "video.tv_flip", "true or false"),
     ])
     func mistakes(body: String, key: String, allowed: String) {
         do {
@@ -128,6 +132,11 @@ struct GateSettingsTests {
         #expect(chosen.overlay == Set(OverlayPart.allCases))
         #expect(try settings("[video]\noverlay = [\"time\", \"splits\"]").video?.overlay == [.time, .splits])
         #expect(try settings("[video]\noverlay = []").video?.overlay == [])
+        // The TV: the first connected display unless the file says off or names a card.
+        #expect(chosen.tv == "" && chosen.tvRotation == 0 && !chosen.tvFlip)
+        #expect(try settings("[video]\ntv = \"off\"").video?.tv == nil)
+        let tv = try #require(try settings("[video]\ntv = \"/dev/dri/card1\"\ntv_rotate = 270\ntv_flip = true").video)
+        #expect(tv.tv == "/dev/dri/card1" && tv.tvRotation == 270 && tv.tvFlip)
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

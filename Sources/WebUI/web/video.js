@@ -22,6 +22,7 @@ async function videoStatus() {
     fmt(s.bufferSeconds, 0) + " s of " + s.bufferSummary + ". " +
     (s.session ? "Session " + s.session + " open" + (s.marksPending ? ", " + s.marksPending + " mark(s) waiting for their last seconds" : "") + ". " : "No session open. ") +
     (s.framesDropped ? s.framesDropped + " frames dropped. " : "") + (s.clipsLost ? s.clipsLost + " marks lost. " : "") +
+    (s.tv ? "TV: " + s.tv + ". " : "") +
     (s.problem ? "Problem: " + s.problem : "");
   $("v-storage").textContent = "Clips take " + mb(s.storageBytes) + ".";
   return s;

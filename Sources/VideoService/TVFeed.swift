@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// The delayed view on a TV: the screen opened (and opened again after a failure), each
+// delayed picture painted full screen with the delay as its caption.
+
+public import FFmpegVideo
+public import GateCore
+
+/// Where the delayed view goes besides the page: a screen opener (the real one drives the
+/// board's HDMI through DRM/KMS) and how pictures are turned on it.
+public struct TVConfig: Sendable {
+    public var open: @Sendable () throws -> any PictureScreen
+    public var view: ScreenView
+
+    public init(view: ScreenView = ScreenView(), open: @escaping @Sendable () throws -> any PictureScreen) {
+        self.open = open
+        self.view = view
+    }
+}
+
+/// The TV side of the view thread. While no screen is open it tries again every
+/// `retry` (a TV plugged in later, a desktop that let go of the display); a screen that
+/// fails is closed and tried again the same way. View thread only.
+final class TVFeed {
+    private let config: TVConfig
+    private let log: (String) -> Void
+    private var screen: (any PictureScreen)?
+    private var painter: ScreenPainter?
+    private var retryAt = MonotonicInstant(nanoseconds: .min)
+    /// The caption of the blank screen shown last (repainted only when it changes).
+    private var blankShown: String?
+    /// What the page shows: the display, or why there is none.
+    private(set) var state: String = "looking for a display"
+    /// Pictures shown since the screen opened.
+    private(set) var shown = 0
+
+    /// Why 3 s: opening a card is cheap, and a coach who plugs the TV in sees it soon.
+    static let retry = Span.seconds(3)
+
+    init(_ config: TVConfig, log: @escaping (String) -> Void) {
+        self.config = config
+        self.log = log
+    }
+
+    /// Whether a screen is open, opening one when a retry is due.
+    func ready(now: MonotonicInstant) -> Bool {
+        if screen != nil { return true }
+        guard now >= retryAt else { return false }
+        retryAt = now + Self.retry
+        do {
+            let s = try config.open()
+            screen = s
+            painter = ScreenPainter(width: s.width, height: s.height, view: config.view)
+            blankShown = nil
+            shown = 0
+            state = s.name
+            log("video: the delayed view is on the TV, \(s.name)")
+            return true
+        } catch {
+            let why = "\(error)"
+            if why != state { log("video: no TV: \(why)") }
+            state = why
+            return false
+        }
+    }
+
+    /// Paints `picture` with `caption`.
+    func show(_ picture: DecodedPicture, caption: String) {
+        guard let screen, let painter else { return }
+        painter.caption = caption
+        blankShown = nil
+        present(screen) { p, pitch in try painter.paint(picture, into: p, pitch: pitch) }
+        shown += 1
+    }
+
+    /// A black screen with `caption` (before the delayed view has its first picture).
+    func showBlank(caption: String) {
+        guard let screen, let painter, blankShown != caption else { return }
+        painter.caption = caption
+        blankShown = caption
+        present(screen) { p, pitch in try painter.paintBlank(into: p, pitch: pitch) }
+    }
+
+    private func present(_ s: any PictureScreen, _ draw: (UnsafeMutableRawPointer, Int) throws -> Void) {
+        do { try s.present(draw) } catch {
+            // Unplugged, or the display taken: close it (giving the console back) and retry.
+            log("video: the TV stopped: \(error); trying again every \(Int(Self.retry.seconds)) s")
+            state = "\(error)"
+            screen = nil
+            painter = nil
+        }
+    }
+
+    /// Closes the screen (the console comes back).
+    func close() {
+        screen = nil
+        painter = nil
+    }
+}
