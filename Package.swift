@@ -205,7 +205,7 @@ let package = Package(
         // The delay mode's throughput and real-time figures (BENCHMARKS.md).
         .executableTarget(
             name: "VideoBench",
-            dependencies: ["GateCore", "GateSim", "VideoDelay", "FFmpegVideo", "VideoService", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "GateSim", "VideoDelay", "FFmpegVideo", "VideoService", "CMJPEG", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Clock sync error against simulated truth: loopback and impaired profiles (BENCHMARKS.md).
@@ -241,7 +241,8 @@ let package = Package(
         .testTarget(name: "VideoDelayTests", dependencies: ["GateCore", "VideoDelay", "CMallocCounter"], swiftSettings: strictSettings),
         .testTarget(
             name: "FFmpegVideoTests",
-            dependencies: ["GateCore", "Archery", "GateSim", "VideoDelay", "FFmpegVideo", "VideoService", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "Archery", "GateSim", "VideoDelay", "FFmpegVideo", "VideoService", "CMJPEG",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),

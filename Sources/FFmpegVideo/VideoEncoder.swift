@@ -293,3 +293,23 @@ extension H264Encoder {
         return Double(frames) / max(1e-9, Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 - start)
     }
 }
+
+extension CodecParameters {
+    /// The parameters of a camera's Motion JPEG at `width`×`height`: each packet one JPEG,
+    /// every one a keyframe.
+    public static func mjpeg(width: Int, height: Int) throws(FFmpegError) -> CodecParameters {
+        guard let p = avcodec_parameters_alloc() else { throw FFmpegError("codec parameters", message: "out of memory") }
+        p.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        p.pointee.codec_id = AV_CODEC_ID_MJPEG
+        p.pointee.width = Int32(width)
+        p.pointee.height = Int32(height)
+        defer {
+            var q: UnsafeMutablePointer<AVCodecParameters>? = p
+            avcodec_parameters_free(&q)
+        }
+        return try CodecParameters(copying: p)
+    }
+
+    /// Whether the stream is Motion JPEG.
+    public var isMJPEG: Bool { pointer.pointee.codec_id == AV_CODEC_ID_MJPEG }
+}

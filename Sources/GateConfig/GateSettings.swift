@@ -193,7 +193,9 @@ public struct GateSettings: Sendable {
 /// delay_s = 5          # how far behind the camera the delayed view runs, 1 to 60 s
 /// pre_roll_s = 5       # a clip keeps this much before its mark, 0 to 60 s
 /// post_roll_s = 2      # and this much after it, 0 to 60 s
-/// encoder = "auto"     # "libx264", "h264_v4l2m2m" (the Pi 4's hardware encoder) or "auto"
+/// encoder = "auto"     # "libx264", "h264_v4l2m2m" (the Pi 4's hardware encoder), "mjpeg" (an
+///                      # MJPEG camera's frames kept as they come) or "auto" (mjpeg with
+///                      # an MJPEG camera, else the board's H.264 encoder)
 /// bitrate_kbps = 7700  # default: 0.14 bits a pixel a frame
 /// memory_mb = 2000     # at most this much RAM for the buffer (default: 70 % of what is free)
 /// mark_button = false  # the start button marks the delayed video instead of arming the gate
@@ -261,9 +263,9 @@ public struct VideoSettings: Sendable, Hashable {
         guard preRollSeconds + postRollSeconds > 0 else {
             throw t.error(.invalidValue, "post_roll_s", "pre_roll_s and post_roll_s are both 0: a clip would be empty")
         }
-        if let e = try t.string("encoder", "one of auto, libx264, h264_v4l2m2m") {
-            guard ["auto", "libx264", "h264_v4l2m2m"].contains(e) else {
-                throw t.error(.notOneOf, "encoder", "\"\(e)\" is not one of auto, libx264, h264_v4l2m2m")
+        if let e = try t.string("encoder", "one of auto, libx264, h264_v4l2m2m, mjpeg") {
+            guard ["auto", "libx264", "h264_v4l2m2m", "mjpeg"].contains(e) else {
+                throw t.error(.notOneOf, "encoder", "\"\(e)\" is not one of auto, libx264, h264_v4l2m2m, mjpeg")
             }
             encoder = e == "auto" ? nil : e
         }
@@ -282,6 +284,19 @@ public struct VideoSettings: Sendable, Hashable {
             archery = ScoreSheet(face: face ?? .wa122, bow: bow ?? .recurve, arrowDiameter: diameter ?? ArrowDiameter.standard,
                                  arrowsPerEnd: perEnd ?? 6)
         }
+    }
+
+    /// Whether the ring keeps the camera's JPEGs as they come: with `encoder = "mjpeg"`, or
+    /// `auto` when the camera sends MJPEG (no encoding at all; a clip is encoded when it is
+    /// cut). `cameraFormat` is the camera's fourcc (`MJPG`); `mjpeg` with another camera
+    /// throws, saying what to set.
+    public func keepsCameraJPEG(cameraFormat: String?) throws(ConfigError) -> Bool {
+        let sendsJPEG = cameraFormat == "MJPG"
+        if encoder == "mjpeg" && !sendsJPEG {
+            throw ConfigError(code: .invalidValue, file: "gate.toml", keyPath: "video.encoder",
+                              message: "\"mjpeg\" keeps a camera's JPEGs, but this camera sends \(cameraFormat ?? "no frames yet"): set auto or libx264")
+        }
+        return encoder == "mjpeg" || (encoder == nil && sendsJPEG)
     }
 
     /// The encoder for a board (the device tree's model): the Raspberry Pi 4's hardware

@@ -22,6 +22,10 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let nv12 = PixelFormat(fourcc: "NV12")
     /// Planar Y, U, V at 4:2:0. The corresponding C constant is `V4L2_PIX_FMT_YUV420`.
     public static let yu12 = PixelFormat(fourcc: "YU12")
+    /// Motion JPEG: each buffer holds one JPEG image of `bytesused` bytes. The camera
+    /// adapter decodes it to luma for the detector and keeps the JPEG beside it
+    /// (`FrameView.compressed`). The corresponding C constant is `V4L2_PIX_FMT_MJPEG`.
+    public static let mjpeg = PixelFormat(fourcc: "MJPG")
 
     /// Byte distance between horizontally adjacent luma samples.
     @inlinable public var lumaStep: Int { self == .yuyv ? 2 : 1 }
@@ -60,6 +64,9 @@ public struct FrameView {
     /// The middle of the exposure of the frame's top row, on the local monotonic clock.
     /// Adapters convert driver timestamps (start or end of frame) to this convention.
     public let timestamp: MonotonicInstant
+    /// The frame as the camera compressed it (an MJPEG camera's JPEG, in the driver's
+    /// buffer), when the planes above were decoded from it; nil for an uncompressed frame.
+    public var compressed: UnsafeRawBufferPointer?
 
     @inlinable
     public init(base: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int, format: PixelFormat,
@@ -73,5 +80,6 @@ public struct FrameView {
         self.format = format
         self.sequence = sequence
         self.timestamp = timestamp
+        compressed = nil
     }
 }

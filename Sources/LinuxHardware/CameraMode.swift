@@ -6,12 +6,6 @@ public import GateCore
 import Glibc
 #endif
 
-extension PixelFormat {
-    /// Motion JPEG: each buffer holds one JPEG image of `bytesused` bytes. The camera
-    /// adapter decodes it to luma. The corresponding C constant is `V4L2_PIX_FMT_MJPEG`.
-    public static let mjpeg = PixelFormat(fourcc: "MJPG")
-}
-
 /// The time between two frames as the driver states it: `numerator / denominator` seconds.
 public struct FrameInterval: Sendable, Hashable, CustomStringConvertible {
     public var numerator: UInt32

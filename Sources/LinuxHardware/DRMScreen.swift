@@ -41,10 +41,11 @@ public final class DRMScreen: PictureScreen {
     /// gave up.
     private let flipped: UnsafeMutablePointer<Int32>
 
-    /// The largest picture painted: a 4K TV runs at 1920×1080 or less, as the CPU paints
-    /// every pixel of every picture.
-    public static let maxWidth = 1920
-    public static let maxHeight = 1080
+    /// The largest picture painted: a full-HD or 4K TV runs at 1280×720 (and scales it up
+    /// itself), as the CPU paints every pixel of every picture and a camera's picture is
+    /// seldom larger.
+    public static let maxWidth = 1280
+    public static let maxHeight = 800
 
     /// Opens `path` (`/dev/dri/card0`), or with nil the first card with a connected
     /// display, and shows a black screen on it. Throws, saying what to do, when there is no
@@ -107,7 +108,7 @@ public final class DRMScreen: PictureScreen {
         return Double(m.clock) * 1000 / (Double(m.htotal) * Double(m.vtotal))
     }
 
-    /// The mode shown: the display's preferred mode when it fits in 1920×1080, else the
+    /// The mode shown: the display's preferred mode when it fits in 1280×800, else the
     /// largest that does, nearest 60 Hz among equals.
     static func choose(_ modes: [drmModeModeInfo]) -> drmModeModeInfo? {
         let fitting = modes.filter { Int($0.hdisplay) <= maxWidth && Int($0.vdisplay) <= maxHeight && $0.flags & UInt32(DRM_MODE_FLAG_INTERLACE) == 0 }

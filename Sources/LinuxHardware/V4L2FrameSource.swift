@@ -231,8 +231,9 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
             heldCount += 1
             stats.frames += 1
             lastKernelTimestamp = kernelMono
-            let view = FrameView(base: base, width: width, height: height, bytesPerRow: rowBytes, format: viewFormat,
+            var view = FrameView(base: base, width: width, height: height, bytesPerRow: rowBytes, format: viewFormat,
                                  sequence: sessionBase + lastSessionSequence, timestamp: kernelMono - timestampOffset)
+            if format == .mjpeg { view.compressed = UnsafeRawBufferPointer(start: maps[slot]!, count: Int(buf.bytesused)) }
             return FrameLease(view: view, slot: slot, droppedBefore: dropped)
         }
     }

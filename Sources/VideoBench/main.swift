@@ -9,8 +9,13 @@
 // With --tv WxH, the delayed view decoded and painted full screen on a TV of that size
 // (in memory), against decoding alone.
 //
-// Usage: VideoBench [--throughput] [--live SECONDS] [--draw SECONDS] [--tv WxH] [--size WxH] [--fps F] [--footage FILE.raw.gz]
+// With --mjpeg-clip SECONDS, an MJPEG camera's frames: what the ring keeps of them a
+// second, and a clip of SECONDS cut from them (encoded to H.264) against one copied from an
+// H.264 ring.
+//
+// Usage: VideoBench [--throughput] [--live SECONDS] [--draw SECONDS] [--tv WxH] [--mjpeg-clip SECONDS] [--size WxH] [--fps F] [--footage FILE.raw.gz]
 
+import CMJPEG
 import FFmpegVideo
 import Foundation
 import GateCore
@@ -290,4 +295,62 @@ if let screenSize = option("--tv")?.split(separator: "x").compactMap({ Int($0) }
     print("  decoded only: \(fixed(d, 2)) s (\(fixed(Double(count) / d, 0)) pictures/s)")
     print("  decoded and painted: \(fixed(p, 2)) s (\(fixed(Double(count) / p, 0)) pictures/s, \(fixed(Double(count) / p / fps, 2))× the camera's \(fixed(fps, 0)) fps); "
         + "painting \(fixed(paintMs, 2)) ms a picture, \(fixed((p - d) / d, 2))× the decoding")
+}
+
+if let seconds = option("--mjpeg-clip").flatMap(Double.init) {
+    // An MJPEG camera's clip: the frames as a UVC camera sends them (baseline JPEG, 4:2:2,
+    // quality 85), what the ring keeps of them a second, and one clip of SECONDS cut from
+    // them (decoded and encoded to H.264) against the same clip cut from an H.264 ring
+    // (packets copied). Three cuts each, alternated, medians.
+    let count = Int(seconds * fps)
+    let frames = sourceFrames(count: count)
+    var jpegs: [[UInt8]] = []
+    var out = [UInt8](repeating: 0, count: width * height * 2)
+    for i in 0..<count {
+        let f = frames[i % frames.count]
+        var length = 0
+        let r = f.withUnsafeBufferPointer { src in
+            out.withUnsafeMutableBufferPointer { sprintgate_luma_to_jpeg(src.baseAddress, Int32(width), Int32(height), Int32(width), 85, 1, $0.baseAddress, $0.count, &length) }
+        }
+        precondition(r == 0, "JPEG encoding failed")
+        jpegs.append(Array(out.prefix(length)))
+    }
+    let enc = try H264Encoder(VideoEncoderSettings(width: width, height: height, fps: fps,
+                                                   bitsPerSecond: VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)))
+    var packets: [(bytes: [UInt8], time: MonotonicInstant, keyframe: Bool)] = []
+    func time(_ i: Int) -> MonotonicInstant { MonotonicInstant(nanoseconds: Int64((Double(i) / fps * 1e9).rounded())) }
+    for i in 0..<count {
+        try frames[i % frames.count].withUnsafeBytes { p in
+            try enc.encode(FrameView(base: p.baseAddress!, width: width, height: height, bytesPerRow: width, format: .gray8,
+                                     sequence: UInt64(i), timestamp: time(i))) { pk in packets.append((Array(pk.bytes), pk.time, pk.keyframe)) }
+        }
+    }
+    try enc.finish { pk in packets.append((Array(pk.bytes), pk.time, pk.keyframe)) }
+    let h264 = try enc.parameters(), mjpeg = try CodecParameters.mjpeg(width: width, height: height)
+    let dir = NSTemporaryDirectory() + "sprintgate-videobench-\(getpid())"
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var copied: [Double] = [], encoded: [Double] = []
+    for round in 0..<6 {
+        let t0 = nowNs()
+        if round % 2 == 0 {
+            let w = try MP4Writer(path: dir + "/copy.mp4", parameters: h264, origin: time(0), fps: fps)
+            for p in packets { try p.bytes.withUnsafeBytes { try w.write($0, time: p.time, keyframe: p.keyframe) } }
+            try w.finish()
+            copied.append(Double(nowNs() - t0) / 1e9)
+        } else {
+            let w = try TranscodingMP4Writer(path: dir + "/mjpeg.mp4", source: mjpeg, origin: time(0), fps: fps)
+            for (i, j) in jpegs.enumerated() { try j.withUnsafeBytes { try w.write($0, time: time(i), keyframe: true) } }
+            try w.finish()
+            precondition(w.pictures == count, "encoded \(w.pictures) of \(count)")
+            encoded.append(Double(nowNs() - t0) / 1e9)
+        }
+    }
+    let (c, e) = (copied.sorted()[1], encoded.sorted()[1])
+    let jpegRate = Double(jpegs.reduce(0) { $0 + $1.count }) / seconds, h264Rate = Double(packets.reduce(0) { $0 + $1.bytes.count }) / seconds
+    print("mjpeg: \(count) frames \(width)x\(height) at \(fixed(fps, 0)) fps (\(fixed(seconds, 1)) s), medians of three:")
+    print("  ring: JPEGs \(fixed(jpegRate * 8 / 1e6, 1)) Mbit/s against H.264's \(fixed(h264Rate * 8 / 1e6, 1)) Mbit/s (\(fixed(jpegRate / h264Rate, 1))×); "
+        + "2 GB hold \(fixed(2e9 / jpegRate / 60, 1)) min of JPEGs, \(fixed(2e9 / h264Rate / 60, 1)) min of H.264")
+    print("  a clip cut from an H.264 ring (packets copied): \(fixed(c * 1000, 0)) ms; from an MJPEG ring (decoded, encoded to H.264): "
+        + "\(fixed(e, 2)) s, \(fixed(e / seconds, 2))× the clip's length")
 }

@@ -15,6 +15,10 @@ import Synchronization
 /// loop. The loop keeps the buffer until `collect` says the copy is done (or `reclaim`
 /// takes the loan back, before the camera closes).
 ///
+/// A tap that `keepsCompressed` takes an MJPEG camera's frames as the camera sent them:
+/// the JPEG (`FrameView.compressed`) goes into the slot, its view's format `.mjpeg`, and
+/// the luma decoded for the detector is not copied.
+///
 /// Thread affinity: `offer`, `lend`, `collect` and `reclaim` on the loop thread only;
 /// `next`/`release` on the video thread only; counters from any thread.
 public final class FrameTap: @unchecked Sendable {
@@ -45,6 +49,8 @@ public final class FrameTap: @unchecked Sendable {
     public let slotCount: Int
     /// Bytes one slot holds; a larger frame is dropped and counted.
     public let slotBytes: Int
+    /// Frames that carry their compressed form are kept compressed.
+    public let keepsCompressed: Bool
     private let storage: UnsafeMutableRawPointer
     private let metas: UnsafeMutablePointer<Meta>
     /// Frames written and read, ever; `written − read` slots are full.
@@ -57,11 +63,13 @@ public final class FrameTap: @unchecked Sendable {
     /// Each slot's `Loan`.
     private let loans: UnsafeMutablePointer<Atomic<UInt8>>
 
-    /// A tap with `slots` slots, each for one frame of `slotBytes`.
-    public init(slots: Int, slotBytes: Int) {
+    /// A tap with `slots` slots, each for one frame of `slotBytes`; with `keepsCompressed`,
+    /// compressed frames are kept as they came.
+    public init(slots: Int, slotBytes: Int, keepsCompressed: Bool = false) {
         precondition(slots > 0 && slotBytes > 0, "a tap needs a slot")
         slotCount = slots
         self.slotBytes = slotBytes
+        self.keepsCompressed = keepsCompressed
         storage = .allocate(byteCount: slots * slotBytes, alignment: 64)
         metas = .allocate(capacity: slots)
         metas.initialize(repeating: Meta(), count: slots)
@@ -120,7 +128,7 @@ public final class FrameTap: @unchecked Sendable {
     @discardableResult
     public func offer(_ frame: borrowing FrameView) -> Bool {
         guard let (i, length) = claim(frame) else { return false }
-        (storage + i * slotBytes).copyMemory(from: frame.base, byteCount: length)
+        (storage + i * slotBytes).copyMemory(from: source(frame), byteCount: length)
         publish(frame, slot: i, length: length, lent: nil)
         counters.pointee.add(1, ordering: .relaxed)
         return true
@@ -134,7 +142,7 @@ public final class FrameTap: @unchecked Sendable {
         guard let (i, length) = claim(frame) else { return nil }
         let ticket = written.pointee.load(ordering: .relaxed)
         (loans + i).pointee.store(Loan.lent.rawValue, ordering: .relaxed)
-        publish(frame, slot: i, length: length, lent: frame.base)
+        publish(frame, slot: i, length: length, lent: source(frame))
         (counters + 3).pointee.add(1, ordering: .relaxed)
         return ticket
     }
@@ -156,9 +164,16 @@ public final class FrameTap: @unchecked Sendable {
         while loan.pointee.load(ordering: .acquiring) == Loan.copying.rawValue {}
     }
 
+    /// Where the bytes kept of `frame` start: its JPEG when it is kept compressed.
+    private func source(_ frame: borrowing FrameView) -> UnsafeRawPointer {
+        if keepsCompressed, let c = frame.compressed, let b = c.baseAddress { return b }
+        return frame.base
+    }
+
     /// A free slot for `frame` and its length; nil (counted) when it is dropped.
     private func claim(_ frame: borrowing FrameView) -> (Int, Int)? {
-        let length = Self.frameBytes(height: frame.height, bytesPerRow: frame.bytesPerRow, format: frame.format)
+        var length = Self.frameBytes(height: frame.height, bytesPerRow: frame.bytesPerRow, format: frame.format)
+        if keepsCompressed, let c = frame.compressed { length = c.count }
         guard length <= slotBytes else {
             (counters + 2).pointee.add(1, ordering: .relaxed)
             return nil
@@ -173,8 +188,9 @@ public final class FrameTap: @unchecked Sendable {
 
     private func publish(_ frame: borrowing FrameView, slot i: Int, length: Int, lent: UnsafeRawPointer?) {
         if lent == nil { (loans + i).pointee.store(Loan.none.rawValue, ordering: .relaxed) }
-        metas[i] = Meta(length: length, width: frame.width, height: frame.height, bytesPerRow: frame.bytesPerRow,
-                        format: frame.format, sequence: frame.sequence, time: frame.timestamp.nanoseconds, lent: lent)
+        let kept = keepsCompressed ? frame.compressed != nil : false
+        metas[i] = Meta(length: length, width: frame.width, height: frame.height, bytesPerRow: kept ? frame.width : frame.bytesPerRow,
+                        format: kept ? .mjpeg : frame.format, sequence: frame.sequence, time: frame.timestamp.nanoseconds, lent: lent)
         written.pointee.store(written.pointee.load(ordering: .relaxed) + 1, ordering: .releasing)
     }
 

@@ -28,14 +28,18 @@ public struct DelayVideoConfig: Sendable {
     public var archery: ScoreSheet?
     /// The delayed view on a TV as well; nil: the page only.
     public var tv: TVConfig?
+    /// The camera sends Motion JPEG and the ring keeps its JPEGs as they come (no encoding;
+    /// clips are encoded to H.264 when they are cut, so any browser plays them).
+    public var cameraJPEG: Bool
 
     public init(width: Int, height: Int, fps: Double, bitsPerSecond: Int? = nil, encoder: H264EncoderKind = .x264,
                 delay: DelaySetting, roll: RollSetting, budget: BufferBudget? = nil, availableMemory: Int? = nil, viewMaxWidth: Int = 1280,
-                archery: ScoreSheet? = nil, tv: TVConfig? = nil) {
+                archery: ScoreSheet? = nil, tv: TVConfig? = nil, cameraJPEG: Bool = false) {
         self.width = width
         self.height = height
         self.fps = fps
-        let rate = bitsPerSecond ?? VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)
+        let rate = bitsPerSecond ?? (cameraJPEG ? Self.jpegBitsPerSecond(width: width, height: height, fps: fps)
+                                                : VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps))
         self.bitsPerSecond = rate
         self.encoder = encoder
         self.delay = delay
@@ -44,7 +48,17 @@ public struct DelayVideoConfig: Sendable {
         self.viewMaxWidth = viewMaxWidth
         self.archery = archery
         self.tv = tv
+        self.cameraJPEG = cameraJPEG
     }
+
+    /// What a camera's Motion JPEG takes, for sizing the ring before it is measured: about
+    /// 1.5 bits a pixel (a UVC camera's usual quality), ten times H.264's default.
+    public static func jpegBitsPerSecond(width: Int, height: Int, fps: Double) -> Int {
+        Int(1.5 * Double(width * height) * fps)
+    }
+
+    /// The status's name for how the ring is filled.
+    var storageName: String { cameraJPEG ? "MJPEG as the camera sends it" : encoder.rawValue }
 }
 
 /// Runs the delay mode on its own thread. The gate loop offers frames to `tap`; the
@@ -103,9 +117,9 @@ public final class DelayVideo: @unchecked Sendable {
         self.log = log
         // Eight slots (133 ms at 60 fps): the encoder falls a few frames behind at a keyframe
         // or while a clip is cut.
-        tap = FrameTap(slots: 8, slotBytes: config.width * config.height * 2)
+        tap = FrameTap(slots: 8, slotBytes: config.width * config.height * 2, keepsCompressed: config.cameraJPEG)
         var status = VideoStatus(
-            encoder: config.encoder.rawValue, width: config.width, height: config.height, fps: config.fps,
+            encoder: config.storageName, width: config.width, height: config.height, fps: config.fps,
             delaySeconds: config.delay.delay.seconds, preRollSeconds: config.roll.preRoll.seconds,
             postRollSeconds: config.roll.postRoll.seconds, framesIn: 0, framesDropped: 0, framesEncoded: 0,
             bufferSeconds: 0, bufferBytes: 0, bufferCapacityBytes: config.budget.bytes, bufferSummary: config.budget.summary,
@@ -249,10 +263,15 @@ public final class DelayVideo: @unchecked Sendable {
 
     private func run() {
         do {
-            encoder = try H264Encoder(VideoEncoderSettings(width: config.width, height: config.height, fps: config.fps,
-                                                           bitsPerSecond: config.bitsPerSecond, encoder: config.encoder))
-            let p = try encoder!.parameters()
-            parameters.withLock { $0 = p }
+            if config.cameraJPEG {
+                let p = try CodecParameters.mjpeg(width: config.width, height: config.height)
+                parameters.withLock { $0 = p }
+            } else {
+                encoder = try H264Encoder(VideoEncoderSettings(width: config.width, height: config.height, fps: config.fps,
+                                                               bitsPerSecond: config.bitsPerSecond, encoder: config.encoder))
+                let p = try encoder!.parameters()
+                parameters.withLock { $0 = p }
+            }
         } catch {
             log.error("video: \(error); delayed video is off")
             shared.withLock { $0.status.problem = "\(error)" }
@@ -260,7 +279,7 @@ public final class DelayVideo: @unchecked Sendable {
             encoderDone.signal()
             return
         }
-        log.notice("video: \(config.encoder.rawValue) \(config.width)×\(config.height) at \(config.fps) fps, \(config.budget.summary)")
+        log.notice("video: \(config.storageName) \(config.width)×\(config.height) at \(config.fps) fps, \(config.budget.summary)")
         while !stopping.load(ordering: .relaxed) {
             let took = encodeWaitingFrames()
             publishStatus()
@@ -280,6 +299,19 @@ public final class DelayVideo: @unchecked Sendable {
         var took = false
         while let slot = tap.next() {
             took = true
+            if config.cameraJPEG {
+                // The camera's JPEG, kept as it came: every one a keyframe.
+                if slot.frame.format == .mjpeg {
+                    ringLock.lock()
+                    ring.append(slot.bytes, time: slot.frame.timestamp, sequence: slot.frame.sequence, keyframe: true)
+                    ringLock.unlock()
+                    framesEncoded += 1
+                } else {
+                    note("the camera sent \(slot.frame.format), not MJPEG: set [video] encoder to auto or libx264")
+                }
+                tap.release()
+                continue
+            }
             do {
                 try encoder!.encode(slot.frame) { p in
                     ringLock.lock()
@@ -414,18 +446,24 @@ public final class DelayVideo: @unchecked Sendable {
             throw FFmpegError("saving \(what)", message: "its frames left the buffer before they could be written")
         }
         let parameters = self.parameters.withLock { $0! }
-        let writer = try MP4Writer(path: path, parameters: parameters, origin: origin, fps: config.fps)
-        var bytes = 0, next = packets.decodeFrom
+        // An MJPEG ring's clip is encoded to H.264 as it is written (browsers play no MJPEG).
+        let copier = parameters.isMJPEG ? nil : try MP4Writer(path: path, parameters: parameters, origin: origin, fps: config.fps)
+        let encoder = parameters.isMJPEG
+            ? try TranscodingMP4Writer(path: path, source: parameters, origin: origin, fps: config.fps, encoder: config.encoder) : nil
+        var next = packets.decodeFrom
         while next <= packets.through {
             let chunk = copyPackets(from: next, through: packets.through, limit: 64)
             guard let last = chunk.last else { break }
             for p in chunk {
-                try p.bytes.withUnsafeBytes { try writer.write($0, time: p.time, keyframe: p.keyframe) }
-                bytes += p.bytes.count
+                try p.bytes.withUnsafeBytes { b in
+                    if let copier { try copier.write(b, time: p.time, keyframe: p.keyframe) } else { try encoder!.write(b, time: p.time, keyframe: p.keyframe) }
+                }
             }
             next = last.n + 1
         }
-        try writer.finish()
+        try copier?.finish()
+        try encoder?.finish()
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         return Written(origin: origin, markPacket: markPacket, endTime: endTime, bytes: bytes)
     }
 
@@ -528,6 +566,13 @@ public final class DelayVideo: @unchecked Sendable {
                 usleep(10_000)
                 continue
             }
+            // Only the TV watches and its next picture is not due: the packets wait (the
+            // next pass decodes them with the newer ones).
+            if !watched, let wait = tv?.untilNextPaint() {
+                usleep(wait)
+                continue
+            }
+            let paintTV = onTV && tv?.untilNextPaint() == nil
             batch.removeAll(keepingCapacity: true)
             var restart = false
             var dueTime = MonotonicInstant(nanoseconds: 0), dueSequence: UInt64 = 0
@@ -564,7 +609,7 @@ public final class DelayVideo: @unchecked Sendable {
                         try decoder!.decode(b) { d in
                             guard p.n == last.n else { return }
                             if watched { picture = try jpeg!.encode(d) }
-                            if onTV { tv!.show(d, caption: "Delayed \(Self.seconds(delay.delay)) s") }
+                            if paintTV { tv!.show(d, caption: "Delayed \(Self.seconds(delay.delay)) s") }
                         }
                     }
                 }

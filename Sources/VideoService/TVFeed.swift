@@ -2,6 +2,7 @@
 // The delayed view on a TV: the screen opened (and opened again after a failure), each
 // delayed picture painted full screen with the delay as its caption.
 
+import CLinuxSys
 public import FFmpegVideo
 public import GateCore
 
@@ -35,6 +36,18 @@ final class TVFeed {
 
     /// Why 3 s: opening a card is cheap, and a coach who plugs the TV in sees it soon.
     static let retry = Span.seconds(3)
+    /// At most 30 pictures a second: painting a whole screen costs about twice decoding the
+    /// picture (BENCHMARKS.md), and a board's CPU is shared with the encoder.
+    static let interval = Span.seconds(1.0 / 30)
+    /// When the next picture may be painted, on the real monotonic clock (the thread's
+    /// own clock can be a test's).
+    private var nextPaint: Int64 = 0
+
+    /// Microseconds until the next picture may be painted, or nil when it may be now.
+    func untilNextPaint() -> UInt32? {
+        let left = nextPaint - sprintgate_monotonic_ns()
+        return left > 0 ? UInt32(left / 1000) + 1 : nil
+    }
 
     init(_ config: TVConfig, log: @escaping (String) -> Void) {
         self.config = config
@@ -68,6 +81,7 @@ final class TVFeed {
         guard let screen, let painter else { return }
         painter.caption = caption
         blankShown = nil
+        nextPaint = sprintgate_monotonic_ns() + Self.interval.nanoseconds
         present(screen) { p, pitch in try painter.paint(picture, into: p, pitch: pitch) }
         shown += 1
     }

@@ -176,10 +176,14 @@ struct RunCommand: ParsableCommand {
         if let web {
             let v = settings.video ?? settings.videoTable ?? VideoSettings()
             let fps = Double(board.camera.fps)
+            let cameraFormat = loop.camera.mode?.format
             let switcher = DelayVideoSwitch(web: web, stateDirectory: settings.stateDirectory, markButton: v.markButton,
                                             clickers: v.clickers, overlay: v.overlay, commits: storage.commits) {
                 let encoder = H264EncoderKind(rawValue: v.encoder(forModel: GateSettings.deviceModel())) ?? .x264
-                let rate = v.bitrateKbps.map { $0 * 1000 } ?? VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps)
+                let jpeg = try v.keepsCameraJPEG(cameraFormat: cameraFormat?.description)
+                let rate = v.bitrateKbps.map { $0 * 1000 }
+                    ?? (jpeg ? DelayVideoConfig.jpegBitsPerSecond(width: width, height: height, fps: fps)
+                             : VideoEncoderSettings.defaultBitsPerSecond(width: width, height: height, fps: fps))
                 let budget = BufferBudget(availableBytes: WebGate.availableMemory() ?? (256 << 20), bitsPerSecond: rate, fps: fps,
                                           limitBytes: v.memoryMB.map { $0 << 20 })
                 return DelayVideoConfig(width: width, height: height, fps: fps, bitsPerSecond: rate, encoder: encoder,
@@ -190,7 +194,7 @@ struct RunCommand: ParsableCommand {
                                             TVConfig(view: ScreenView(rotation: v.tvRotation, flip: v.tvFlip)) {
                                                 try DRMScreen(path: card.isEmpty ? nil : card)
                                             }
-                                        })
+                                        }, cameraJPEG: jpeg)
             }
             if settings.video != nil { try switcher.turnOn(&loop) }
             videoSwitch = switcher

@@ -132,6 +132,16 @@ struct GateSettingsTests {
         #expect(chosen.overlay == Set(OverlayPart.allCases))
         #expect(try settings("[video]\noverlay = [\"time\", \"splits\"]").video?.overlay == [.time, .splits])
         #expect(try settings("[video]\noverlay = []").video?.overlay == [])
+        // An MJPEG camera's JPEGs kept as they come: with auto or mjpeg; mjpeg needs such a camera.
+        #expect(try !chosen.keepsCameraJPEG(cameraFormat: "MJPG"))
+        let auto = try #require(try settings("[video]\nenabled = true").video)
+        #expect(try auto.keepsCameraJPEG(cameraFormat: "MJPG") && !auto.keepsCameraJPEG(cameraFormat: "YUYV"))
+        let mjpeg = try #require(try settings("[video]\nencoder = \"mjpeg\"").video)
+        #expect(try mjpeg.keepsCameraJPEG(cameraFormat: "MJPG"))
+        #expect(throws: ConfigError.self) { try mjpeg.keepsCameraJPEG(cameraFormat: "YUYV") }
+        do { _ = try mjpeg.keepsCameraJPEG(cameraFormat: "YUYV") } catch {
+            #expect(error.description == "gate.toml: video.encoder: \"mjpeg\" keeps a camera's JPEGs, but this camera sends YUYV: set auto or libx264")
+        }
         // The TV: the first connected display unless the file says off or names a card.
         #expect(chosen.tv == "" && chosen.tvRotation == 0 && !chosen.tvFlip)
         #expect(try settings("[video]\ntv = \"off\"").video?.tv == nil)

@@ -261,3 +261,45 @@ extension ClipAndTapTests {
         #expect(marks.confirmed == 2)
     }
 }
+
+extension ClipAndTapTests {
+    @Test("a tap that keeps compressed frames takes an MJPEG camera's JPEG byte for byte, copied or lent, as a .mjpeg slot, and not its decoded luma; an uncompressed frame still goes in as it is; a JPEG larger than a slot is refused and counted; a tap that does not keep them takes the luma")
+    func tapKeepsCameraJPEG() throws {
+        let frame = TestFrame()
+        // Stand-in JPEGs of varied lengths (the tap does not look inside them).
+        let jpegs: [[UInt8]] = [(0..<700).map { UInt8($0 % 251) }, (0..<1900).map { UInt8(($0 * 7) % 253) }, Array(repeating: 0xFF, count: 5000)]
+        let tap = FrameTap(slots: 4, slotBytes: 4000, keepsCompressed: true)
+        func view(_ i: Int, _ jpeg: [UInt8]?, _ body: (FrameView) -> Void) {
+            var v = frame.view(i)
+            guard let jpeg else { return body(v) }
+            jpeg.withUnsafeBytes { b in
+                v.compressed = b
+                body(v)
+            }
+        }
+        view(0, jpegs[0]) { #expect(tap.offer($0)) }
+        var ticket: UInt64?
+        // The second is lent: its bytes are copied out of the "driver's buffer" when taken.
+        view(1, jpegs[1]) { ticket = tap.lend($0) }
+        let lentTicket = try #require(ticket)
+        view(2, nil) { #expect(tap.offer($0)) }
+        view(3, jpegs[2]) { #expect(!tap.offer($0)) }
+        #expect(tap.oversize == 1)
+        let s0 = try #require(tap.next())
+        #expect(s0.frame.format == .mjpeg && Array(s0.bytes) == jpegs[0] && s0.frame.sequence == 0)
+        tap.release()
+        let s1 = try #require(tap.next())
+        #expect(tap.collect(lentTicket))
+        #expect(s1.frame.format == .mjpeg && Array(s1.bytes) == jpegs[1] && s1.frame.width == 64 && s1.frame.height == 48)
+        tap.release()
+        let s2 = try #require(tap.next())
+        #expect(s2.frame.format == .gray8 && s2.bytes.count == 80 * 48 && s2.bytes.allSatisfy { $0 == 2 })
+        tap.release()
+        // Without keepsCompressed the luma goes in, whatever the frame carries.
+        let plain = FrameTap(slots: 2, width: 64, height: 48, bytesPerRow: 80, format: .gray8)
+        view(4, jpegs[0]) { #expect(plain.offer($0)) }
+        let p = try #require(plain.next())
+        #expect(p.frame.format == .gray8 && p.bytes.count == 80 * 48 && p.bytes.allSatisfy { $0 == 4 })
+        plain.release()
+    }
+}
