@@ -209,6 +209,7 @@ public struct GateSettings: Sendable {
 ///                      # connected display), "off", or a card such as "/dev/dri/card1"
 /// tv_rotate = 0        # the TV's picture turned clockwise: 0, 90, 180 or 270
 /// tv_flip = false      # the TV's picture mirrored
+/// tv_versus = false    # the TV shows live (left) and delayed (right) side by side
 /// ```
 public struct VideoSettings: Sendable, Hashable {
     public var enabled = true
@@ -232,13 +233,14 @@ public struct VideoSettings: Sendable, Hashable {
     public var tv: String? = ""
     public var tvRotation = 0
     public var tvFlip = false
+    public var tvVersus = false
 
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
         try t.checkKeys(["enabled", "delay_s", "pre_roll_s", "post_roll_s", "encoder", "bitrate_kbps", "memory_mb", "mark_button",
                          "clickers", "target_face", "bow", "arrow_diameter_mm", "arrows_per_end", "overlay", "tv", "tv_rotate",
-                         "tv_flip"])
+                         "tv_flip", "tv_versus"])
         if let v = try t.string("tv", "\"auto\", \"off\" or a display card such as \"/dev/dri/card1\"") {
             switch v {
             case "auto": tv = ""
@@ -255,6 +257,7 @@ public struct VideoSettings: Sendable, Hashable {
             tvRotation = r
         }
         if let v = try t.bool("tv_flip", "true or false") { tvFlip = v }
+        if let v = try t.bool("tv_versus", "true or false") { tvVersus = v }
         if let parts = try t.optionalWords("overlay", OverlayPart.self) { overlay = Set(parts) }
         if let v = try t.bool("enabled", "true or false") { enabled = v }
         if let v = try t.optionalNumber("delay_s", in: 1...60, unit: " s") { delaySeconds = v }

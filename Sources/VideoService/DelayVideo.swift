@@ -553,6 +553,11 @@ public final class DelayVideo: @unchecked Sendable {
         var through: UInt64?
         var jpeg: JPEGPictureEncoder?
         var batch: [(bytes: [UInt8], n: UInt64)] = []
+        // The TV's versus view: the live picture (the newest packet) decoded beside.
+        var liveDecoder: VideoDecoder?
+        var liveThrough: UInt64?
+        var liveBatch: [(bytes: [UInt8], n: UInt64)] = []
+        let versus = config.tv?.versus ?? false
         let tv = config.tv.map { TVFeed($0) { [log] in log.notice("\($0)") } }
         defer { tv?.close() }
         while !stopping.load(ordering: .relaxed) {
@@ -587,6 +592,14 @@ public final class DelayVideo: @unchecked Sendable {
                     dueTime = ring.time(due)
                     dueSequence = ring.sequence(due)
                     through = due
+                    liveBatch.removeAll(keepingCapacity: true)
+                    if versus && paintTV, let newest = ring.newest(atOrBefore: now), newest != liveThrough {
+                        let key = ring.keyframe(atOrBefore: newest)
+                        var from = key
+                        if let t = liveThrough, ring.contains(t), t < newest, t >= key { from = t + 1 } else { liveDecoder = nil }
+                        for n in from...newest { liveBatch.append((Array(ring.bytes(n)), n)) }
+                        liveThrough = newest
+                    }
                 }
             } else {
                 // Nothing captured `delay` ago yet: how long until there is.
@@ -609,7 +622,19 @@ public final class DelayVideo: @unchecked Sendable {
                         try decoder!.decode(b) { d in
                             guard p.n == last.n else { return }
                             if watched { picture = try jpeg!.encode(d) }
-                            if paintTV { tv!.show(d, caption: "Delayed \(Self.seconds(delay.delay)) s") }
+                            guard paintTV else { return }
+                            let caption = "Delayed \(Self.seconds(delay.delay)) s"
+                            guard versus, let liveLast = liveBatch.last else { return tv!.show(d, caption: caption) }
+                            // Live on the left, delayed on the right: the live batch is decoded
+                            // here, so both pictures are at hand at once.
+                            if liveDecoder == nil { liveDecoder = try VideoDecoder(parameters) }
+                            for l in liveBatch {
+                                try l.bytes.withUnsafeBytes { lb in
+                                    try liveDecoder!.decode(lb) { live in
+                                        if l.n == liveLast.n { tv!.show(live: live, delayed: d, caption: caption) }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -621,6 +646,8 @@ public final class DelayVideo: @unchecked Sendable {
             } catch {
                 decoder = nil
                 through = nil
+                liveDecoder = nil
+                liveThrough = nil
                 note("delayed view: \(error)")
             }
         }

@@ -11,10 +11,13 @@ public import GateCore
 public struct TVConfig: Sendable {
     public var open: @Sendable () throws -> any PictureScreen
     public var view: ScreenView
+    /// Live and delayed side by side (live on the left), each in half the screen.
+    public var versus: Bool
 
-    public init(view: ScreenView = ScreenView(), open: @escaping @Sendable () throws -> any PictureScreen) {
+    public init(view: ScreenView = ScreenView(), versus: Bool = false, open: @escaping @Sendable () throws -> any PictureScreen) {
         self.open = open
         self.view = view
+        self.versus = versus
     }
 }
 
@@ -26,6 +29,8 @@ final class TVFeed {
     private let log: (String) -> Void
     private var screen: (any PictureScreen)?
     private var painter: ScreenPainter?
+    /// The versus view's halves: live on the left, delayed on the right.
+    private var halves: (live: ScreenPainter, delayed: ScreenPainter)?
     private var retryAt = MonotonicInstant(nanoseconds: .min)
     /// The caption of the blank screen shown last (repainted only when it changes).
     private var blankShown: String?
@@ -63,6 +68,9 @@ final class TVFeed {
             let s = try config.open()
             screen = s
             painter = ScreenPainter(width: s.width, height: s.height, view: config.view)
+            let half = s.width / 2
+            halves = (ScreenPainter(width: half, height: s.height, view: config.view, caption: "Live"),
+                      ScreenPainter(width: half, height: s.height, view: config.view))
             blankShown = nil
             shown = 0
             state = s.name
@@ -86,6 +94,19 @@ final class TVFeed {
         shown += 1
     }
 
+    /// The live picture in the left half and the delayed one, with `caption`, in the right.
+    func show(live: DecodedPicture, delayed: DecodedPicture, caption: String) {
+        guard let screen, let halves else { return }
+        halves.delayed.caption = caption
+        blankShown = nil
+        nextPaint = sprintgate_monotonic_ns() + Self.interval.nanoseconds
+        present(screen) { p, pitch in
+            try halves.live.paint(live, into: p, pitch: pitch)
+            try halves.delayed.paint(delayed, into: p + (screen.width - halves.delayed.width) * 4, pitch: pitch)
+        }
+        shown += 1
+    }
+
     /// A black screen with `caption` (before the delayed view has its first picture).
     func showBlank(caption: String) {
         guard let screen, let painter, blankShown != caption else { return }
@@ -101,6 +122,7 @@ final class TVFeed {
             state = "\(error)"
             screen = nil
             painter = nil
+            halves = nil
         }
     }
 
@@ -108,5 +130,6 @@ final class TVFeed {
     func close() {
         screen = nil
         painter = nil
+        halves = nil
     }
 }

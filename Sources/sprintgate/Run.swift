@@ -191,7 +191,7 @@ struct RunCommand: ParsableCommand {
                                         roll: try RollSetting(preRollSeconds: v.preRollSeconds, postRollSeconds: v.postRollSeconds),
                                         budget: budget, archery: v.archery,
                                         tv: v.tv.map { card in
-                                            TVConfig(view: ScreenView(rotation: v.tvRotation, flip: v.tvFlip)) {
+                                            TVConfig(view: ScreenView(rotation: v.tvRotation, flip: v.tvFlip), versus: v.tvVersus) {
                                                 try DRMScreen(path: card.isEmpty ? nil : card)
                                             }
                                         }, cameraJPEG: jpeg)

@@ -145,8 +145,9 @@ struct GateSettingsTests {
         // The TV: the first connected display unless the file says off or names a card.
         #expect(chosen.tv == "" && chosen.tvRotation == 0 && !chosen.tvFlip)
         #expect(try settings("[video]\ntv = \"off\"").video?.tv == nil)
-        let tv = try #require(try settings("[video]\ntv = \"/dev/dri/card1\"\ntv_rotate = 270\ntv_flip = true").video)
-        #expect(tv.tv == "/dev/dri/card1" && tv.tvRotation == 270 && tv.tvFlip)
+        #expect(!chosen.tvVersus)
+        let tv = try #require(try settings("[video]\ntv = \"/dev/dri/card1\"\ntv_rotate = 270\ntv_flip = true\ntv_versus = true").video)
+        #expect(tv.tv == "/dev/dri/card1" && tv.tvRotation == 270 && tv.tvFlip && tv.tvVersus)
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

@@ -158,3 +158,54 @@ struct TVOutputTests {
         #expect(video.status.framesDropped == 0)
     }
 }
+
+extension TVOutputTests {
+    @Test("versus: the newest frame in the left half and the frame captured 1 s before in the right, each fitted to its half")
+    func versusOnScreen() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scene = MovingScene(width: 320, height: 240, fps: 30)
+        let clock = TestClock()
+        clock.set(scene.time(0))
+        // Halves of 320×240: each picture fills its half exactly.
+        let screen = MemoryScreen(width: 640, height: 240, name: "versus TV")
+        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
+                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0.5), availableMemory: 64 << 20,
+                                      tv: TVConfig(versus: true) { screen })
+        let video = DelayVideo(config: config, library: try ClipLibrary(directory: dir + "/video"), clock: { clock.now },
+                               log: Logger(label: "test"))
+        video.start()
+        defer { video.stop() }
+        var checked = 0
+        for i in 0..<100 {
+            clock.set(scene.time(i))
+            scene.luma(i).withUnsafeBytes { p in
+                _ = video.tap.offer(FrameView(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: 320, format: .gray8,
+                                              sequence: UInt64(i), timestamp: scene.time(i)))
+            }
+            #expect(eventually { video.status.framesEncoded == UInt64(i + 1) })
+            // Frames whose bars (live, and 1 s before) are clear of the picture's edges.
+            guard [45, 63, 72, 81, 90, 99].contains(i) else { continue }
+            var seen: (Int?, Int?)
+            let ok = eventually {
+                let s = screen.shown()
+                guard s.count > 0 else { return false }
+                // One row of the scene (row 100), each half on its own.
+                let row = Array(s.pixels[(100 * screen.pitch)..<(100 * screen.pitch + 640 * 4)])
+                func bar(_ from: Int) -> Double? {
+                    let hits = (from..<(from + 320)).filter { row[$0 * 4] > 215 && row[$0 * 4 + 1] > 215 && row[$0 * 4 + 2] > 215 }
+                    guard let a = hits.first, let b = hits.last, b - a < 40 else { return nil }
+                    return Double(a + b) / 2 - Double(from)
+                }
+                seen = (bar(0).flatMap { Self.frame(barAt: $0, around: i) }, bar(320).flatMap { Self.frame(barAt: $0, around: i - 31) })
+                // Live is the newest frame in the ring when the picture was painted: this one,
+                // or (the thread painted while it was on its way in) one or two before.
+                guard let live = seen.0 else { return false }
+                return (i - 2...i).contains(live) && seen.1 == i - 31
+            }
+            #expect(ok, "frame \(i): live \(String(describing: seen.0)), delayed \(String(describing: seen.1))")
+            checked += 1
+        }
+        #expect(checked == 6)
+    }
+}

@@ -54,23 +54,12 @@ extension RigDevices {
             var mark: Mark?
             for i in 0..<count {
                 #expect(try write(jpegs[i]))
-                var captured = false
-                let deadline = Sys.monotonicNow() + .seconds(5)
-                while !captured && Sys.monotonicNow() < deadline {
-                    guard let lease = cam.nextFrame() else {
-                        _ = try? Sys.waitReadable(cam.fileDescriptor, timeoutMs: 50)
-                        continue
-                    }
-                    let view = lease.view
-                    if numbered.number({ x, y in view.base.load(fromByteOffset: y * view.bytesPerRow + x, as: UInt8.self) }) == i {
-                        captured = true
-                        // The JPEG as the camera sent it, beside the luma decoded for the detector.
-                        if let c = view.compressed, Array(c) == jpegs[i] { exact += 1 }
-                        clock.set(view.timestamp)
-                        times.append(view.timestamp)
-                        #expect(video.tap.offer(view), "frame \(i) dropped at the tap")
-                    }
-                    cam.release(lease)
+                let captured = try numbered.capture(i, from: &cam) { view in
+                    // The JPEG as the camera sent it, beside the luma decoded for the detector.
+                    if let c = view.compressed, Array(c) == jpegs[i] { exact += 1 }
+                    clock.set(view.timestamp)
+                    times.append(view.timestamp)
+                    #expect(video.tap.offer(view), "frame \(i) dropped at the tap")
                 }
                 try #require(captured, "frame \(i) never came back from the loopback camera")
                 let kept = Sys.monotonicNow() + .seconds(30)

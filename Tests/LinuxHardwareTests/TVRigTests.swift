@@ -139,21 +139,10 @@ extension RigDevices {
             var checked: [Int] = []
             for i in 0..<75 {
                 #expect(try numbered.frame(i).withUnsafeBytes { try sink.write(frame: $0) })
-                var captured = false
-                let deadline = Sys.monotonicNow() + .seconds(5)
-                while !captured && Sys.monotonicNow() < deadline {
-                    guard let lease = cam.nextFrame() else {
-                        _ = try? Sys.waitReadable(cam.fileDescriptor, timeoutMs: 50)
-                        continue
-                    }
-                    let view = lease.view
-                    if numbered.number({ x, y in view.base.load(fromByteOffset: y * view.bytesPerRow + x, as: UInt8.self) }) == i {
-                        captured = true
-                        clock.set(view.timestamp)
-                        times.append(view.timestamp)
-                        #expect(video.tap.offer(view), "frame \(i) dropped at the tap")
-                    }
-                    cam.release(lease)
+                let captured = try numbered.capture(i, from: &cam) { view in
+                    clock.set(view.timestamp)
+                    times.append(view.timestamp)
+                    #expect(video.tap.offer(view), "frame \(i) dropped at the tap")
                 }
                 try #require(captured, "frame \(i) never came back from vivid")
                 let encoded = Sys.monotonicNow() + .seconds(30)

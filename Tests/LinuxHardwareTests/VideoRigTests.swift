@@ -58,6 +58,28 @@ struct NumberedFrames {
     }
 }
 
+extension NumberedFrames {
+    /// Waits up to 5 s for frame `i` to come back from `cam` and passes it to `body` before
+    /// releasing it; repeats of earlier frames (vivid repeats the last frame written until
+    /// the next) are skipped. False when it never came.
+    func capture(_ i: Int, from cam: inout V4L2FrameSource, _ body: (FrameView) throws -> Void) throws -> Bool {
+        let deadline = Sys.monotonicNow() + .seconds(5)
+        while Sys.monotonicNow() < deadline {
+            guard let lease = cam.nextFrame() else {
+                _ = try? Sys.waitReadable(cam.fileDescriptor, timeoutMs: 50)
+                continue
+            }
+            let view = lease.view
+            defer { cam.release(lease) }
+            if number({ x, y in view.base.load(fromByteOffset: y * view.bytesPerRow + x, as: UInt8.self) }) == i {
+                try body(view)
+                return true
+            }
+        }
+        return false
+    }
+}
+
 extension RigDevices {
     @Suite(.serialized, .enabled(if: Rig.available, "needs the qemu rig (scripts/sim-tier)"))
     struct VideoRigTests {
@@ -105,28 +127,16 @@ extension RigDevices {
             func due(_ t: MonotonicInstant) -> Int? { times.lastIndex { $0 <= t } }
             for i in 0..<count {
                 #expect(try frames[i].withUnsafeBytes { try sink.write(frame: $0) })
-                var captured = false
-                let deadline = Sys.monotonicNow() + .seconds(5)
-                while !captured && Sys.monotonicNow() < deadline {
-                    guard let lease = cam.nextFrame() else {
-                        _ = try? Sys.waitReadable(cam.fileDescriptor, timeoutMs: 50)
-                        continue
+                let captured = try numbered.capture(i, from: &cam) { view in
+                    clock.set(view.timestamp)
+                    times.append(view.timestamp)
+                    if lend {
+                        // The driver's buffer stays out until the video thread has copied it.
+                        let ticket = try #require(video.tap.lend(view), "frame \(i) dropped at the tap")
+                        #expect(eventually(30) { video.tap.collect(ticket) }, "frame \(i) never copied out of its buffer")
+                    } else {
+                        #expect(video.tap.offer(view), "frame \(i) dropped at the tap")
                     }
-                    let view = lease.view
-                    // vivid repeats the last frame written until the next: take the first.
-                    if numbered.number({ x, y in view.base.load(fromByteOffset: y * view.bytesPerRow + x, as: UInt8.self) }) == i {
-                        captured = true
-                        clock.set(view.timestamp)
-                        times.append(view.timestamp)
-                        if lend {
-                            // The driver's buffer stays out until the video thread has copied it.
-                            let ticket = try #require(video.tap.lend(view), "frame \(i) dropped at the tap")
-                            #expect(eventually(30) { video.tap.collect(ticket) }, "frame \(i) never copied out of its buffer")
-                        } else {
-                            #expect(video.tap.offer(view), "frame \(i) dropped at the tap")
-                        }
-                    }
-                    cam.release(lease)
                 }
                 try #require(captured, "frame \(i) never came back from vivid")
                 // The encoder keeps pace (under emulation, slowly): wait for it before the next.
