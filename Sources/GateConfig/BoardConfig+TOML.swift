@@ -32,7 +32,12 @@ extension BoardConfig {
         let doc = TableReader(table: root, path: "", file: file)
         try doc.checkKeys([], tables: ["board", "camera", "audio", "gpio", "peer"])
         let board = try doc.requiredTable("board")
-        try board.checkKeys(["name", "thermal_zone"])
+        try board.checkKeys(["name", "thermal_zone", "video_encoder"])
+        let encoder = try board.string("video_encoder", "one of " + BoardConfig.videoEncoders.joined(separator: ", "))
+        if let encoder, !BoardConfig.videoEncoders.contains(encoder) {
+            throw board.error(.invalidValue, "video_encoder",
+                              "\"\(encoder)\" is not one of " + BoardConfig.videoEncoders.joined(separator: ", "))
+        }
         self.init(
             name: try board.string("name", expected: "a non-empty name of at most 64 characters", maxLength: 64),
             camera: try Self.camera(doc.requiredTable("camera")),
@@ -40,7 +45,8 @@ extension BoardConfig {
             gpio: try doc.table("gpio").map(Self.gpio) ?? [:],
             peer: try Self.peer(doc.requiredTable("peer")),
             source: file,
-            thermalZone: try board.optionalAbsolutePath("thermal_zone", "file") ?? BoardConfig.defaultThermalZone
+            thermalZone: try board.optionalAbsolutePath("thermal_zone", "file") ?? BoardConfig.defaultThermalZone,
+            videoEncoder: encoder ?? "libx264"
         )
     }
 

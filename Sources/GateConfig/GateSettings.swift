@@ -195,7 +195,7 @@ public struct GateSettings: Sendable {
 /// post_roll_s = 2      # and this much after it, 0 to 60 s
 /// encoder = "auto"     # "libx264", "h264_v4l2m2m" (the Pi 4's hardware encoder), "mjpeg" (an
 ///                      # MJPEG camera's frames kept as they come) or "auto" (mjpeg with
-///                      # an MJPEG camera, else the board's H.264 encoder)
+///                      # an MJPEG camera, else the board file's video_encoder)
 /// bitrate_kbps = 7700  # default: 0.14 bits a pixel a frame
 /// memory_mb = 2000     # at most this much RAM for the buffer (default: 70 % of what is free)
 /// mark_button = false  # the start button marks the delayed video instead of arming the gate
@@ -302,11 +302,11 @@ public struct VideoSettings: Sendable, Hashable {
         return encoder == "mjpeg" || (encoder == nil && sendsJPEG)
     }
 
-    /// The encoder for a board (the device tree's model): the Raspberry Pi 4's hardware
-    /// encoder there, x264 elsewhere (the Pi 5 has no H.264 encoder).
-    public func encoder(forModel model: String?) -> String {
-        if let encoder { return encoder }
-        return (model ?? "").contains("Raspberry Pi 4") ? "h264_v4l2m2m" : "libx264"
+    /// The encoder: the settings file's, else the one the board file names
+    /// (`[board] video_encoder`: the Pi 4's hardware encoder there, x264 on a Pi 5, which
+    /// has none).
+    public func encoder(board: BoardConfig) -> String {
+        encoder ?? board.videoEncoder
     }
 }
 

@@ -25,6 +25,12 @@ public struct BoardConfig: Sendable, Hashable {
     /// The SoC temperature (millidegrees Celsius) the gate watches to lower its frame rate
     /// before the SoC throttles, from `[board] thermal_zone`.
     public var thermalZone: String
+    /// The delayed video's H.264 encoder on this board, from `[board] video_encoder`:
+    /// `h264_v4l2m2m` where the SoC has one (a Pi 4, a Zero 2 W), `libx264` otherwise.
+    public var videoEncoder: String
+
+    /// The encoders a board file may name.
+    public static let videoEncoders = ["libx264", "h264_v4l2m2m"]
 
     /// The thermal zone of the SoC on Raspberry Pi OS (and most single-board computers).
     public static let defaultThermalZone = "/sys/class/thermal/thermal_zone0/temp"
@@ -37,7 +43,8 @@ public struct BoardConfig: Sendable, Hashable {
         gpio: [GPIORole: GPIOLineConfig],
         peer: PeerConfig,
         source: String,
-        thermalZone: String = BoardConfig.defaultThermalZone
+        thermalZone: String = BoardConfig.defaultThermalZone,
+        videoEncoder: String = "libx264"
     ) {
         self.name = name
         self.camera = camera
@@ -46,6 +53,7 @@ public struct BoardConfig: Sendable, Hashable {
         self.peer = peer
         self.source = source
         self.thermalZone = thermalZone
+        self.videoEncoder = videoEncoder
     }
 }
 

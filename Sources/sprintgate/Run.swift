@@ -179,7 +179,7 @@ struct RunCommand: ParsableCommand {
             let cameraFormat = loop.camera.mode?.format
             let switcher = DelayVideoSwitch(web: web, stateDirectory: settings.stateDirectory, markButton: v.markButton,
                                             clickers: v.clickers, overlay: v.overlay, commits: storage.commits) {
-                let encoder = H264EncoderKind(rawValue: v.encoder(forModel: GateSettings.deviceModel())) ?? .x264
+                let encoder = H264EncoderKind(rawValue: v.encoder(board: board)) ?? .x264
                 let jpeg = try v.keepsCameraJPEG(cameraFormat: cameraFormat?.description)
                 let rate = v.bitrateKbps.map { $0 * 1000 }
                     ?? (jpeg ? DelayVideoConfig.jpegBitsPerSecond(width: width, height: height, fps: fps)

@@ -55,7 +55,7 @@ struct SelfTestCommand: ParsableCommand {
     func checkVideo(_ settings: GateSettings) -> [CheckRow] {
         let cam = settings.board.camera
         let fps = Double(cam.fps)
-        let chosen = settings.video.map { $0.encoder(forModel: GateSettings.deviceModel()) }
+        let chosen = settings.video.map { $0.encoder(board: settings.board) }
         return H264EncoderKind.allCases.map { kind in
             let used = chosen == kind.rawValue
             let name = "video " + kind.rawValue

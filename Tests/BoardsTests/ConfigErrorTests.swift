@@ -73,6 +73,14 @@ private let cases: [BrokenBoard] = [
         says: "\"thermal_zone0/temp\" is not an absolute path"
     ),
     BrokenBoard(
+        name: "unknown video encoder",
+        replace: "name = \"Test board\"",
+        with: "name = \"Test board\"\nvideo_encoder = \"h265\"",
+        code: .invalidValue,
+        keyPath: "board.video_encoder",
+        says: "\"h265\" is not one of libx264, h264_v4l2m2m"
+    ),
+    BrokenBoard(
         name: "unknown top-level table",
         replace: "[peer]",
         with: "[display]\nwidth = 3\n\n[peer]",
@@ -297,6 +305,10 @@ struct ConfigErrorTests {
         let zone = validBoard.replacingOccurrences(of: "name = \"Test board\"",
                                                    with: "name = \"Test board\"\nthermal_zone = \"/sys/class/thermal/thermal_zone2/temp\"")
         #expect(try BoardConfig(toml: zone, file: file).thermalZone == "/sys/class/thermal/thermal_zone2/temp")
+        // The delayed video's encoder: libx264 unless the board names its hardware encoder.
+        #expect(board.videoEncoder == "libx264")
+        let hardware = validBoard.replacingOccurrences(of: "name = \"Test board\"", with: "name = \"Test board\"\nvideo_encoder = \"h264_v4l2m2m\"")
+        #expect(try BoardConfig(toml: hardware, file: file).videoEncoder == "h264_v4l2m2m")
     }
 
     @Test("optional keys take their defaults")

@@ -107,18 +107,21 @@ struct GateSettingsTests {
         }
     }
 
-    @Test("[video]: off without it or when not enabled; its delay, rolls and limits; the encoder follows the board")
+    @Test("[video]: off without it or when not enabled; its delay, rolls and limits; the encoder follows the board file")
     func video() throws {
         #expect(try settings("").video == nil)
         #expect(try settings("[video]\nenabled = false\ndelay_s = 10").video == nil)
         let v = try #require(try settings("[video]\ndelay_s = 8\npre_roll_s = 5\npost_roll_s = 0\nbitrate_kbps = 4000\nmemory_mb = 512").video)
         #expect(v.delaySeconds == 8 && v.preRollSeconds == 5 && v.postRollSeconds == 0)
         #expect(v.bitrateKbps == 4000 && v.memoryMB == 512)
-        #expect(v.encoder(forModel: "Raspberry Pi 4 Model B Rev 1.4") == "h264_v4l2m2m")
-        #expect(v.encoder(forModel: "Raspberry Pi 5 Model B Rev 1.0") == "libx264")
-        #expect(v.encoder(forModel: nil) == "libx264")
+        // The encoder: the board file's unless the settings name one.
+        func board(_ name: String) throws -> BoardConfig { try BoardConfig(contentsOf: Repo.boards.appendingPathComponent(name).path) }
+        #expect(v.encoder(board: try board("raspberry-pi-4-usbcam.toml")) == "h264_v4l2m2m")
+        #expect(v.encoder(board: try board("raspberry-pi-zero-2w-usbcam.toml")) == "h264_v4l2m2m")
+        #expect(v.encoder(board: try board("raspberry-pi-5-usbcam.toml")) == "libx264")
+        #expect(v.encoder(board: try board("generic-usb.toml")) == "libx264")
         let chosen = try #require(try settings("[video]\nencoder = \"libx264\"").video)
-        #expect(chosen.encoder(forModel: "Raspberry Pi 4 Model B Rev 1.4") == "libx264")
+        #expect(chosen.encoder(board: try board("raspberry-pi-4-usbcam.toml")) == "libx264")
         #expect(chosen.delaySeconds == 5 && chosen.preRollSeconds == 5 && chosen.postRollSeconds == 2)
         // Marks away from the page: clickers by default, the start button when chosen.
         #expect(!chosen.markButton && chosen.clickers)
