@@ -95,6 +95,13 @@ let package = Package(
             name: "Archery",
             swiftSettings: strictSettings
         ),
+        // GPS timing: receiver fixes and the acceleration timer on the receiver's timeline.
+        // No Foundation.
+        .target(
+            name: "GPSTiming",
+            dependencies: ["GateCore"],
+            swiftSettings: strictSettings
+        ),
         // Delayed video: the frame tap, the RAM ring of compressed packets, marks and clip
         // windows, the memory budget. No Foundation.
         .target(
@@ -246,6 +253,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
+        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming"], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
         .testTarget(
             name: "WebUITests",
