@@ -123,7 +123,6 @@ public struct AccelerationRun: Sendable {
         var pending: [(milestone: Milestone, raw: Double)] = []
         var top: (v: Double, t: Double) = (0, 0)
         var rejected = 0
-        var fixes = 0
         /// The last fix at rest, and the fixes the launch is fitted on (seconds from it, speed).
         var anchor = GPSTime(nanoseconds: 0)
         var fitPoints: [(t: Double, v: Double)] = []
@@ -164,8 +163,8 @@ public struct AccelerationRun: Sendable {
                 go(.acquiring, qualityReason(fix), &events)
                 break
             }
-            if state == .armed, let found = launch() {
-                start(found, fix, &events)
+            if state == .armed, let estimate = launch() {
+                start(estimate, fix, &events)
                 go(.running, "launch", &events)
                 events.append(.launched(run!.launch))
                 advance(fix, &events)
@@ -211,7 +210,7 @@ public struct AccelerationRun: Sendable {
     /// 95 % error, the two before rising steadily into it, and the speeds since the last fix
     /// at rest fitting a pull from rest to within 0.3 m/s (a standing receiver's noise
     /// does not).
-    private func launch() -> (LaunchFit.Estimate, Int)? {
+    private func launch() -> LaunchFit.Estimate? {
         guard recent.count >= 3, let last = recent.last, lastStill != nil else { return nil }
         let three = recent.suffix(3)
         guard rising(three), last.speed - (last.speedError ?? 0) >= Self.launchSpeed else { return nil }
@@ -220,7 +219,7 @@ public struct AccelerationRun: Sendable {
         // Two terms and the instant need three moving fixes to be fixed by them.
         guard points.filter({ $0.v >= 2 * Self.stillSpeed }).count >= 3,
               let e = LaunchFit.estimate(points, moving: 2 * Self.stillSpeed, noise: Self.sigma(last)), e.residual <= Self.launchResidual else { return nil }
-        return (e, points.filter { $0.t > e.t0 }.count)
+        return e
     }
 
     /// The fixes the launch is fitted on: three at rest before the last one, and the
@@ -236,8 +235,7 @@ public struct AccelerationRun: Sendable {
     /// dozen fixes at 10 Hz, early enough for the acceleration to change only slowly.
     static let launchWindow = 10.0
 
-    private mutating func start(_ found: (LaunchFit.Estimate, Int), _ fix: GPSFix, _ events: inout [AccelerationEvent]) {
-        let estimate = found.0
+    private mutating func start(_ estimate: LaunchFit.Estimate, _ fix: GPSFix, _ events: inout [AccelerationEvent]) {
         let launch = lastStill!.time + estimate.t0
         let sigma = Self.sigma(fix)
         let launchSigma = estimate.uncertainty
@@ -266,7 +264,6 @@ public struct AccelerationRun: Sendable {
         if !settings.rollout { r.originSigma = r.launchSigma } else { r.origin = nil }
         r.samples = [(0, 0, 0)]
         r.used = []
-        r.fixes = 0
         for f in fixes where f.time > launch { append(&r, f) }
     }
 
@@ -283,7 +280,6 @@ public struct AccelerationRun: Sendable {
         let d = p.d + (f.speed + p.v) / 2 * (t - p.t)
         r.samples.append((t, d, f.speed))
         r.used.append(f)
-        r.fixes += 1
         if !r.refined && f.speed <= Self.launchWindow { r.fitPoints.append((f.time - r.anchor, f.speed)) }
     }
 

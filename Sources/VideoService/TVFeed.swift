@@ -36,8 +36,6 @@ final class TVFeed {
     private var blankShown: String?
     /// What the page shows: the display, or why there is none.
     private(set) var state: String = "looking for a display"
-    /// Pictures shown since the screen opened.
-    private(set) var shown = 0
 
     /// Why 3 s: opening a card is cheap, and a coach who plugs the TV in sees it soon.
     static let retry = Span.seconds(3)
@@ -72,7 +70,6 @@ final class TVFeed {
             halves = (ScreenPainter(width: half, height: s.height, view: config.view, caption: "Live"),
                       ScreenPainter(width: half, height: s.height, view: config.view))
             blankShown = nil
-            shown = 0
             state = s.name
             log("video: the delayed view is on the TV, \(s.name)")
             return true
@@ -88,23 +85,24 @@ final class TVFeed {
     func show(_ picture: DecodedPicture, caption: String) {
         guard let screen, let painter else { return }
         painter.caption = caption
-        blankShown = nil
-        nextPaint = sprintgate_monotonic_ns() + Self.interval.nanoseconds
-        present(screen) { p, pitch in try painter.paint(picture, into: p, pitch: pitch) }
-        shown += 1
+        presentPicture(screen) { p, pitch in try painter.paint(picture, into: p, pitch: pitch) }
     }
 
     /// The live picture in the left half and the delayed one, with `caption`, in the right.
     func show(live: DecodedPicture, delayed: DecodedPicture, caption: String) {
         guard let screen, let halves else { return }
         halves.delayed.caption = caption
-        blankShown = nil
-        nextPaint = sprintgate_monotonic_ns() + Self.interval.nanoseconds
-        present(screen) { p, pitch in
+        presentPicture(screen) { p, pitch in
             try halves.live.paint(live, into: p, pitch: pitch)
             try halves.delayed.paint(delayed, into: p + (screen.width - halves.delayed.width) * 4, pitch: pitch)
         }
-        shown += 1
+    }
+
+    /// Shows a delayed picture and starts the wait for the next.
+    private func presentPicture(_ s: any PictureScreen, _ draw: (UnsafeMutableRawPointer, Int) throws -> Void) {
+        blankShown = nil
+        nextPaint = sprintgate_monotonic_ns() + Self.interval.nanoseconds
+        present(s, draw)
     }
 
     /// A black screen with `caption` (before the delayed view has its first picture).
