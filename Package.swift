@@ -102,6 +102,13 @@ let package = Package(
             dependencies: ["GateCore"],
             swiftSettings: strictSettings
         ),
+        // gpsd's client: its JSON protocol, the socket, and the thread that keeps the
+        // connection and hands fixes on.
+        .target(
+            name: "GPSD",
+            dependencies: ["GPSTiming", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
         // Delayed video: the frame tap, the RAM ring of compressed packets, marks and clip
         // windows, the memory budget. No Foundation.
         .target(
@@ -253,7 +260,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
-        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming"], swiftSettings: strictSettings),
+        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
         .testTarget(
             name: "WebUITests",

@@ -194,13 +194,28 @@ public struct AccelerationRun: Sendable {
             && speeds.last! < Self.launchSpeed
         if standing {
             if state == .ready { go(.armed, "standing still", &events) }
-        } else if state == .armed, lastStill.map({ fix.time - $0.time > Self.launchWithin }) ?? true {
+        } else if state == .armed, lastStill.map({ fix.time - $0.time > launchWithin }) ?? true {
             go(.ready, "moving", &events)
         }
     }
 
-    /// A launch shows within this long of the last fix at rest, seconds.
+    /// A launch shows within this long of the last fix at rest, seconds: 2 s, or the three
+    /// moving fixes it takes and a half interval more on a slow (1 Hz) receiver.
     static let launchWithin = 2.0
+    private var launchWithin: Double { max(Self.launchWithin, 3.5 * fixInterval) }
+
+    /// The receiver's interval between fixes, seconds: the median of the last few.
+    private var fixInterval: Double {
+        guard recent.count >= 2 else { return 0.1 }
+        var gaps: [Double] = []
+        for i in max(1, recent.count - 8) ..< recent.count { gaps.append(recent[i].time - recent[i - 1].time) }
+        gaps.sort()
+        return gaps[gaps.count / 2]
+    }
+
+    /// A run with no fix for longer than this (or one and a half of the receiver's
+    /// intervals, on a 1 Hz receiver) is voided: the distance between would be guessed.
+    static let longestGap = 1.0
 
     private func rising<C: Collection>(_ fixes: C) -> Bool where C.Element == GPSFix {
         zip(fixes, fixes.dropFirst()).allSatisfy { a, b in (b.speed - a.speed) / (b.time - a.time) >= Self.launchAcceleration }
@@ -215,7 +230,10 @@ public struct AccelerationRun: Sendable {
         let three = recent.suffix(3)
         guard rising(three), last.speed - (last.speedError ?? 0) >= Self.launchSpeed else { return nil }
         var points = launchPoints()
-        while points.count > 4 && points.last!.v > 4 && points[points.count - 2].v > Self.launchSpeed { points.removeLast() }
+        // The fit takes the fixes up to the first above 4 m/s, or the first three moving ones
+        // on a slow receiver.
+        while points.filter({ $0.v >= 2 * Self.stillSpeed }).count > 3 && points.last!.v > 4
+            && points[points.count - 2].v > Self.launchSpeed { points.removeLast() }
         // Two terms and the instant need three moving fixes to be fixed by them.
         guard points.filter({ $0.v >= 2 * Self.stillSpeed }).count >= 3,
               let e = LaunchFit.estimate(points, moving: 2 * Self.stillSpeed, noise: Self.sigma(last)), e.residual <= Self.launchResidual else { return nil }
@@ -290,7 +308,7 @@ public struct AccelerationRun: Sendable {
         if !good(fix) {
             return end(&r, voided: true, why: "\(qualityReason(fix)) \(fixedPoint(t, digits: 1)) s into the run", events: &events)
         }
-        if t - p.t > 1.0 {
+        if t - p.t > max(Self.longestGap, 1.5 * fixInterval) + 1e-6 {
             return end(&r, voided: true, why: "no fix for \(fixedPoint(t - p.t, digits: 1)) s", events: &events)
         }
         // (Beyond what the speed's own noise can do between two fixes.)

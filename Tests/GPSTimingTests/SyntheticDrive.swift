@@ -52,6 +52,11 @@ struct Truth {
         let a = samples[i], b = samples[i + 1]
         return a.v + (b.v - a.v) * (t - a.t) / (b.t - a.t)
     }
+    func distance(at t: Double) -> Double {
+        let i = min(samples.count - 2, max(0, Int(t * 1000)))
+        let a = samples[i], b = samples[i + 1]
+        return a.d + (b.d - a.d) * (t - a.t) / (b.t - a.t)
+    }
     /// Milestone time from the start: the first movement, or with rollout the moment 1 ft is covered.
     func seconds(_ m: Milestone, rollout: Bool) -> Double? {
         let origin = rollout ? time(distance: Units.rollout)! : 0

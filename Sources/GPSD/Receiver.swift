@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPS client thread: keeps a connection to gpsd, hands each fix on, and keeps the status.
+
+import Foundation
+public import GPSTiming
+public import Logging
+import Synchronization
+
+/// Where gpsd is and what the board asks of the receiver.
+public struct GPSDConfig: Sendable, Hashable {
+    public var host: String
+    public var port: UInt16
+    /// The fix rate the board's receiver is set to, Hz; a lower measured rate is a warning.
+    public var wantedRate: Double?
+    public init(host: String = "127.0.0.1", port: UInt16 = 2947, wantedRate: Double? = nil) {
+        self.host = host
+        self.port = port
+        self.wantedRate = wantedRate
+    }
+}
+
+/// gpsd's client on a thread of its own. Fixes go to `onFix` on that thread, in the order
+/// gpsd sent them; the status is read from any thread. gpsd absent, a receiver unplugged or
+/// no fix are states shown in `status`, never an error that stops anything: the thread
+/// reconnects every `retry` seconds.
+public final class GPSDReceiver: @unchecked Sendable {
+    public let config: GPSDConfig
+    private let logger: Logger
+    private let onFix: @Sendable (GPSFix) -> Void
+    private let shared: Mutex<Shared>
+    private let stopping = Atomic<Bool>(false)
+    private let stopped = DispatchSemaphore(value: 0)
+    private var started = false
+
+    private struct Shared {
+        var status: ReceiverStatus
+        var connection: GPSDConnection?
+    }
+
+    /// Seconds between attempts to reach gpsd.
+    public static let retry = 2.0
+    /// Seconds without a report before the receiver counts as silent (gpsd keeps the device
+    /// open after a receiver stops talking; a 1 Hz receiver is well inside this).
+    public static let silence = 3.0
+
+    public init(config: GPSDConfig, logger: Logger, onFix: @escaping @Sendable (GPSFix) -> Void) {
+        self.config = config
+        self.logger = logger
+        self.onFix = onFix
+        shared = Mutex(Shared(status: ReceiverStatus(wantedRate: config.wantedRate)))
+    }
+
+    public var status: ReceiverStatus { shared.withLock { $0.status } }
+
+    public func start() {
+        precondition(!started, "started twice")
+        started = true
+        let t = Thread { [self] in
+            run()
+            stopped.signal()
+        }
+        t.name = "sprintgate.gps"
+        t.start()
+    }
+
+    public func stop() {
+        guard started, !stopping.exchange(true, ordering: .relaxed) else { return }
+        shared.withLock { $0.connection?.shutdown() }
+        stopped.wait()
+    }
+
+    private func update(_ body: (inout ReceiverStatus) -> Void) {
+        shared.withLock { body(&$0.status) }
+    }
+
+    private func run() {
+        var rate = FixRate()
+        var lastLogged = ""
+        func note(_ link: ReceiverStatus.Link, _ detail: String) {
+            update { $0.link = link; $0.detail = detail }
+            let line = "\(link.rawValue): \(detail)"
+            if line != lastLogged {
+                lastLogged = line
+                if link == .fix { logger.info("GPS \(detail)") } else { logger.warning("GPS \(detail)") }
+            }
+        }
+        while !stopping.load(ordering: .relaxed) {
+            let c: GPSDConnection
+            do {
+                c = try GPSDConnection(host: config.host, port: config.port)
+                try c.watch()
+            } catch {
+                note(.noDaemon, error.description)
+                sleep(Self.retry)
+                continue
+            }
+            shared.withLock { $0.connection = c }
+            if stopping.load(ordering: .relaxed) { break }
+            note(.noReceiver, "gpsd has no receiver: plug the GPS receiver in")
+            var drivers = GPSDDrivers()
+            var lastReport = Date()
+            do {
+                while !stopping.load(ordering: .relaxed) {
+                    switch try c.nextLine(timeout: 1) {
+                    case .timedOut:
+                        break
+                    case .line(let text):
+                        guard !text.isEmpty else { break }
+                        let report: GPSDReport
+                        do {
+                            report = try GPSDReport.decode(text)
+                        } catch {
+                            update { $0.badLines += 1 }
+                            logger.debug("\(error.description)")
+                            break
+                        }
+                        let fix = drivers.fix(report)
+                        switch report {
+                        case .version(let release):
+                            update { $0.gpsdRelease = release }
+                        case .devices:
+                            describe(drivers.devices)
+                        case .device:
+                            describe(drivers.devices)
+                            if drivers.devices.isEmpty { note(.noReceiver, "the GPS receiver was unplugged: plug it back in") }
+                        case .position(let p):
+                            lastReport = Date()
+                            handle(p, fix, &rate, note)
+                        case .sky(let s):
+                            lastReport = Date()
+                            update { $0.satellitesUsed = s.used; $0.satellitesSeen = s.seen }
+                        case .error(let message):
+                            logger.warning("gpsd: \(message)")
+                        case .watch, .other:
+                            break
+                        }
+                    }
+                    let quiet = Date().timeIntervalSince(lastReport)
+                    if !drivers.devices.isEmpty, quiet > Self.silence, status.link == .fix || status.link == .noFix {
+                        note(.noFix, "the GPS receiver has sent nothing for \(Int(quiet)) s: check its cable")
+                    }
+                }
+            } catch {
+                note(.noDaemon, error.description)
+            }
+            shared.withLock { $0.connection = nil }
+            if !stopping.load(ordering: .relaxed) { sleep(Self.retry) }
+        }
+    }
+
+    private func describe(_ devices: [String: GPSDDevice]) {
+        let d = devices.values.sorted { $0.path < $1.path }.first
+        update {
+            $0.device = d?.path
+            $0.driver = d?.driver
+        }
+    }
+
+    private func handle(_ p: GPSDPosition, _ fix: GPSFix?, _ rate: inout FixRate, _ note: (ReceiverStatus.Link, String) -> Void) {
+        if let t = p.time, p.mode >= .twoD { rate.note(t) }
+        update {
+            $0.mode = p.mode
+            $0.horizontalError = p.eph
+            $0.speedError = fix?.speedError
+            $0.speed = p.mode >= .twoD ? p.speed : nil
+            if let t = p.time, p.mode >= .twoD { $0.lastFix = t }
+            $0.rate = rate.hertz
+            if p.device != nil, $0.device == nil { $0.device = p.device }
+        }
+        if p.mode >= .twoD {
+            let eph = p.eph.map { ", ±\(Int($0.rounded())) m" } ?? ""
+            note(.fix, "\(p.mode == .threeD ? "3D" : "2D") fix\(eph)")
+        } else {
+            note(.noFix, "the GPS receiver has no fix yet: give it a clear view of the sky")
+        }
+        if let fix { onFix(fix) }
+    }
+
+    private func sleep(_ seconds: Double) {
+        var left = seconds
+        while left > 0, !stopping.load(ordering: .relaxed) {
+            usleep(100_000)
+            left -= 0.1
+        }
+    }
+}

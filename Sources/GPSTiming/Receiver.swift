@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the receiver is doing: fix mode, satellites, accuracy, and its measured update rate.
+
+/// The receiver's update rate, measured from the fix times (its own clock, so the gate's
+/// scheduling does not disturb it): the median interval of the last 25 fixes.
+public struct FixRate: Sendable, Hashable {
+    private var times: [GPSTime] = []
+    /// Enough fixes for a second at 25 Hz; a few seconds at 1 Hz.
+    static let window = 25
+
+    public init() {}
+
+    public mutating func note(_ t: GPSTime) {
+        if let last = times.last, t <= last { return }
+        // A gap of more than 5 s is a new start: the old intervals say nothing of the rate now.
+        if let last = times.last, t - last > 5 { times.removeAll(keepingCapacity: true) }
+        times.append(t)
+        if times.count > Self.window { times.removeFirst(times.count - Self.window) }
+    }
+
+    /// Fixes per second; nil until five fixes have come.
+    public var hertz: Double? {
+        guard times.count >= 5 else { return nil }
+        var gaps: [Double] = []
+        gaps.reserveCapacity(times.count - 1)
+        for i in 1 ..< times.count { gaps.append(times[i] - times[i - 1]) }
+        gaps.sort()
+        let median = gaps[gaps.count / 2]
+        return median > 0 ? 1 / median : nil
+    }
+}
+
+/// The receiver as the page, the LEDs and `selftest` show it.
+public struct ReceiverStatus: Sendable, Hashable {
+    public enum Link: String, Sendable, Hashable {
+        /// gpsd does not answer.
+        case noDaemon = "no-gpsd"
+        /// gpsd answers but has no receiver.
+        case noReceiver = "no-receiver"
+        /// The receiver talks but has no fix.
+        case noFix = "no-fix"
+        case fix = "fix"
+    }
+    public var link: Link = .noDaemon
+    /// Why, in words the user can act on, when `link` is not `.fix`.
+    public var detail: String = "not started"
+    public var gpsdRelease: String?
+    public var device: String?
+    public var driver: String?
+    public var mode: FixMode = .none
+    public var satellitesUsed: Int?
+    public var satellitesSeen: Int?
+    /// The last fix's horizontal error (m, 95 %) and speed error (m/s, 95 %).
+    public var horizontalError: Double?
+    public var speedError: Double?
+    public var speed: Double?
+    /// Measured fixes per second, and what the board asks for.
+    public var rate: Double?
+    public var wantedRate: Double?
+    public var lastFix: GPSTime?
+    /// Lines from gpsd that could not be read.
+    public var badLines = 0
+
+    public init(wantedRate: Double? = nil) { self.wantedRate = wantedRate }
+
+    /// A rate 10 % or more below what was asked: receivers left at their 1 or 5 Hz default
+    /// while the board expects 10 or 25 Hz make every time coarser.
+    public var rateWarning: String? {
+        guard let rate, let wanted = wantedRate, rate < 0.9 * wanted else { return nil }
+        return "the receiver sends \(Self.hz(rate)) fixes a second, not \(Self.hz(wanted)): set its rate (sprintgate selftest --fix)"
+    }
+
+    static func hz(_ r: Double) -> String {
+        let tenths = Int((r * 10).rounded())
+        return tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
+    }
+}
