@@ -102,6 +102,12 @@ let package = Package(
             dependencies: ["GateCore"],
             swiftSettings: strictSettings
         ),
+        // Ski and snowboard days: runs told from lifts and stops in the day's fixes.
+        .target(
+            name: "SkiRuns",
+            dependencies: ["GPSTiming"],
+            swiftSettings: strictSettings
+        ),
         // gpsd's client: its JSON protocol, the socket, and the thread that keeps the
         // connection and hands fixes on.
         .target(
@@ -260,6 +266,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
+        .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore"], swiftSettings: strictSettings),
         .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
         .testTarget(
