@@ -205,7 +205,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI", "GateDaemon",
-                "VideoDelay", "FFmpegVideo", "VideoService", "Archery",
+                "VideoDelay", "FFmpegVideo", "VideoService", "Archery", "GPSD", "GPSTiming",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

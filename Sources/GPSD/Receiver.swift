@@ -176,6 +176,19 @@ public final class GPSDReceiver: @unchecked Sendable {
         if let fix { onFix(fix) }
     }
 
+    /// Watches gpsd for `seconds` (or until five fixes have come and the rate is known)
+    /// and returns what it saw: `selftest`'s view of the receiver.
+    public static func probe(_ config: GPSDConfig, seconds: Double, logger: Logger) -> ReceiverStatus {
+        let rx = GPSDReceiver(config: config, logger: logger) { _ in }
+        rx.start()
+        let end = Date().addingTimeInterval(seconds)
+        // The rate needs five fixes: a 1 Hz receiver needs the whole wait.
+        while Date() < end, rx.status.rate == nil || rx.status.satellitesUsed == nil { usleep(100_000) }
+        let s = rx.status
+        rx.stop()
+        return s
+    }
+
     private func sleep(_ seconds: Double) {
         var left = seconds
         while left > 0, !stopping.load(ordering: .relaxed) {

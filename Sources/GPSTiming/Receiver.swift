@@ -70,6 +70,23 @@ public struct ReceiverStatus: Sendable, Hashable {
         return "the receiver sends \(Self.hz(rate)) fixes a second, not \(Self.hz(wanted)): set its rate (sprintgate selftest --fix)"
     }
 
+    /// `selftest`'s row: pass with a fix at the rate asked, warn without a fix yet or at a
+    /// lower rate (the gate still works), fail when gpsd or the receiver is missing.
+    public var verdict: (ok: Bool?, detail: String) {
+        switch link {
+        case .noDaemon, .noReceiver: return (false, detail)
+        case .noFix: return (nil, detail)
+        case .fix:
+            var parts = ["\(mode == .threeD ? "3D" : "2D") fix"]
+            if let used = satellitesUsed { parts.append("\(used) of \(satellitesSeen ?? used) satellites") }
+            if let e = horizontalError { parts.append("±\(Int(e.rounded())) m") }
+            if let r = rate { parts.append("\(Self.hz(r)) fixes/s") }
+            if let d = device { parts.append(d + (driver.map { " (\($0))" } ?? "")) }
+            if let w = rateWarning { return (nil, parts.joined(separator: ", ") + ": " + w) }
+            return (true, parts.joined(separator: ", "))
+        }
+    }
+
     static func hz(_ r: Double) -> String {
         let tenths = Int((r * 10).rounded())
         return tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"

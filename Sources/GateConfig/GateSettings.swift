@@ -39,6 +39,8 @@ public struct GateSettings: Sendable {
     /// The `[video]` table as written, enabled or not (the page turns the delay mode on
     /// with its values).
     public var videoTable: VideoSettings?
+    /// The `[gps]` table: GPS timing through gpsd, off when the table is absent.
+    public var gps: GPSSettings?
 
     /// The detector settings for frames of `width` (the gate line defaults to the middle).
     public func detectorConfig(width: Int) -> DetectorConfig {
@@ -89,7 +91,7 @@ public struct GateSettings: Sendable {
             throw ConfigError(code: .syntax, file: file, keyPath: "", message: "\(error)")
         }
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video"])
+        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video", "gps"])
         source = file
         let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml, or \"auto\"")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
@@ -180,8 +182,42 @@ public struct GateSettings: Sendable {
         peers = try doc.table("peers").map { t throws(ConfigError) in try PeerSettings(t) }
         videoTable = try doc.table("video").map { t throws(ConfigError) in try VideoSettings(t) }
         video = videoTable.flatMap { $0.enabled ? $0 : nil }
+        gps = try doc.table("gps").map { t throws(ConfigError) in try GPSSettings(t) }
         self.engine = engine
         if let problem = engine.validate() { throw doc.error(.invalidValue, "start", problem) }
+    }
+}
+
+/// The `[gps]` table: a GPS receiver read through gpsd.
+///
+/// ```toml
+/// [gps]
+/// host = "127.0.0.1"   # where gpsd listens (its JSON port)
+/// port = 2947
+/// rate_hz = 10         # the fixes a second the receiver is set to, 1 to 25; a lower
+///                      # measured rate is a warning
+/// accuracy_m = 10      # the acceleration timer's accuracy gate: 5, 10, 15 or 20 m
+/// rollout = false      # start the clock after the first foot, as drag strips do
+/// ```
+public struct GPSSettings: Sendable, Hashable {
+    public var host = "127.0.0.1"
+    public var port = 2947
+    public var rateHz = 10
+    public var accuracyMetres = 10
+    public var rollout = false
+
+    public init() {}
+
+    init(_ t: TableReader) throws(ConfigError) {
+        try t.checkKeys(["host", "port", "rate_hz", "accuracy_m", "rollout"])
+        if let v = try t.string("host", "gpsd's host name or address, e.g. \"127.0.0.1\"") {
+            guard !v.isEmpty, !v.contains(" ") else { throw t.error(.invalidValue, "host", "\"\(v)\" is not a host name or address") }
+            host = v
+        }
+        if let v = try t.optionalInt("port", in: 1...65535) { port = v }
+        if let v = try t.optionalInt("rate_hz", in: 1...25, why: "receivers give 1 to 25 fixes a second") { rateHz = v }
+        if t.table["accuracy_m"] != nil { accuracyMetres = try t.int("accuracy_m", oneOf: [5, 10, 15, 20]) }
+        if let v = try t.bool("rollout", "true or false") { rollout = v }
     }
 }
 

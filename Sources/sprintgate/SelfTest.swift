@@ -9,6 +9,8 @@ import Foundation
 import GateConfig
 import GateCore
 import GateSim
+import GPSD
+import GPSTiming
 import LinuxHardware
 import Logging
 
@@ -23,7 +25,7 @@ struct CheckRow {
 struct SelfTestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "selftest",
-        abstract: "Check camera, GPIO lines, audio, clock, video encoders and the TV, and print a table of what to fix.")
+        abstract: "Check camera, GPIO lines, audio, clock, video encoders, the TV and the GPS receiver, and print a table of what to fix.")
 
     @Option(help: "Settings file.")
     var config: String = "/etc/sprintgate/gate.toml"
@@ -40,6 +42,7 @@ struct SelfTestCommand: ParsableCommand {
         rows.append(checkAudio(settings.board.audio))
         rows += checkVideo(settings)
         rows.append(checkTV(settings))
+        rows.append(checkGPS(settings))
         let w = max(8, rows.map(\.check.count).max() ?? 8)
         print("check".padding(w) + "  result  detail")
         for r in rows { print(r.check.padding(w) + "  " + r.result.rawValue.padding(6) + "  " + r.detail) }
@@ -47,6 +50,16 @@ struct SelfTestCommand: ParsableCommand {
         print("")
         print(failed == 0 ? "all checks passed" : "\(failed) check(s) failed: fix what the detail says, then run selftest again")
         if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// The GPS receiver through gpsd, when `[gps]` is set: fix, satellites, accuracy and
+    /// the measured rate against the one asked for.
+    func checkGPS(_ settings: GateSettings) -> CheckRow {
+        guard let gps = settings.gps else { return CheckRow(check: "gps", result: .skip, detail: "no [gps] in the settings") }
+        let config = GPSDConfig(host: gps.host, port: UInt16(gps.port), wantedRate: Double(gps.rateHz))
+        let status = GPSDReceiver.probe(config, seconds: max(seconds, 6), logger: Logger(label: "sprintgate.gps"))
+        let (ok, detail) = status.verdict
+        return CheckRow(check: "gps", result: ok == true ? .pass : ok == false ? .fail : .warn, detail: detail)
     }
 
     /// The H.264 encoders this FFmpeg has, opened at the camera's size and timed on two

@@ -101,6 +101,29 @@ struct GPSDReportTests {
         }
     }
 
+    @Test("selftest's verdict: no gpsd or no receiver fails with what to do; no fix yet or a rate below the board's warns; a fix at the rate passes with mode, satellites, accuracy, rate and device")
+    func verdict() {
+        var s = ReceiverStatus(wantedRate: 10)
+        s.detail = "gpsd does not answer on 127.0.0.1:2947 (Connection refused): is it installed and running? (systemctl status gpsd.socket)"
+        #expect(s.verdict.ok == false && s.verdict.detail == s.detail)
+        s.link = .noReceiver
+        #expect(s.verdict.ok == false)
+        s.link = .noFix
+        #expect(s.verdict.ok == nil)
+        s.link = .fix
+        s.mode = .threeD
+        s.satellitesUsed = 9
+        s.satellitesSeen = 14
+        s.horizontalError = 2.4
+        s.rate = 10
+        s.device = "/dev/ttyACM0"
+        s.driver = "u-blox"
+        #expect(s.verdict.ok == true)
+        #expect(s.verdict.detail == "3D fix, 9 of 14 satellites, ±2 m, 10 fixes/s, /dev/ttyACM0 (u-blox)")
+        s.rate = 5
+        #expect(s.verdict.ok == nil && s.verdict.detail.hasSuffix("the receiver sends 5 fixes a second, not 10: set its rate (sprintgate selftest --fix)"))
+    }
+
     @Test("the fix rate is the median interval's: 10 Hz with a dropped fix and a late one is still 10 Hz; a 5 Hz receiver asked for 10 is warned about")
     func rate() {
         var r = FixRate()

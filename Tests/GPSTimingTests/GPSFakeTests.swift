@@ -121,6 +121,24 @@ struct GPSFakeTests {
 
 @Suite("gpsd's client thread against a real gpsd")
 struct GPSDReceiverTests {
+    @Test("selftest's probe: gpsd absent fails at once with what to do; a 10 Hz receiver through gpsd passes, its rate measured")
+    func probe() async throws {
+        if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }
+        let port = GPSFake.freePort()
+        let config = GPSDConfig(port: port, wantedRate: 10)
+        let absent = try await onOwnThread { GPSDReceiver.probe(config, seconds: 2, logger: Logger(label: "test")) }
+        #expect(absent.verdict.ok == false && absent.verdict.detail.contains("does not answer on 127.0.0.1:\(port)"))
+        let epochs = (0 ..< 80).map { NMEAEpoch(time: Double($0) / 10, speed: 0, east: 0) }
+        let log = NMEALog.write(epochs, header: ["Name: 10 Hz at rest"])
+        let session = try await onOwnThread { try GPSFake.Session(log: log, name: "probe", cycle: 0.1 / 3, port: port) }
+        async let seen = onOwnThread { GPSDReceiver.probe(config, seconds: 8, logger: Logger(label: "test")) }
+        try await Task.sleep(for: .milliseconds(500))
+        session.go()
+        let s = try await seen
+        #expect(s.verdict.ok == true, "\(s.verdict.detail)")
+        #expect(s.verdict.detail.hasPrefix("3D fix, 12 of 12 satellites, ±3 m, 10 fixes/s, /dev/pts/"))
+    }
+
     @Test("no gpsd: says so and how to fix it; gpsd with a receiver at 10 Hz: a 3D fix, satellites, accuracy and the measured rate, a warning when the board asks 25 Hz; every fix handed on in order; gpsd gone: says so again")
     func receiver() async throws {
         if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }

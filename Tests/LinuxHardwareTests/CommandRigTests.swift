@@ -91,6 +91,7 @@ extension RigDevices {
             // encoder has no device here.
             #expect(r.out.split(separator: "\n").contains { $0.hasPrefix("video libx264 ") && $0.contains(" fps at 640x480 (the camera gives 60)") })
             #expect(r.out.split(separator: "\n").contains { $0.hasPrefix("video h264_v4l2m2m ") && $0.contains("SKIP") })
+            #expect(r.out.split(separator: "\n").contains { $0.hasPrefix("gps ") && $0.contains("SKIP") && $0.contains("no [gps]") })
         }
 
         @Test("record writes a replayable clip and logs a button press")
