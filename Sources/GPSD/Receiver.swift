@@ -158,13 +158,14 @@ public final class GPSDReceiver: @unchecked Sendable {
 
     private func handle(_ p: GPSDPosition, _ fix: GPSFix?, _ rate: inout FixRate, _ note: (ReceiverStatus.Link, String) -> Void) {
         if let t = p.time, p.mode >= .twoD { rate.note(t) }
+        let hertz = rate.hertz
         update {
             $0.mode = p.mode
             $0.horizontalError = p.eph
             $0.speedError = fix?.speedError
             $0.speed = p.mode >= .twoD ? p.speed : nil
             if let t = p.time, p.mode >= .twoD { $0.lastFix = t }
-            $0.rate = rate.hertz
+            $0.rate = hertz
             if p.device != nil, $0.device == nil { $0.device = p.device }
         }
         if p.mode >= .twoD {

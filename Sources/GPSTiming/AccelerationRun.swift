@@ -205,13 +205,7 @@ public struct AccelerationRun: Sendable {
     private var launchWithin: Double { max(Self.launchWithin, 3.5 * fixInterval) }
 
     /// The receiver's interval between fixes, seconds: the median of the last few.
-    private var fixInterval: Double {
-        guard recent.count >= 2 else { return 0.1 }
-        var gaps: [Double] = []
-        for i in max(1, recent.count - 8) ..< recent.count { gaps.append(recent[i].time - recent[i - 1].time) }
-        gaps.sort()
-        return gaps[gaps.count / 2]
-    }
+    private var fixInterval: Double { FixRate.medianInterval(recent.suffix(9).map(\.time)) ?? 0.1 }
 
     /// A run with no fix for longer than this (or one and a half of the receiver's
     /// intervals, on a 1 Hz receiver) is voided: the distance between would be guessed.

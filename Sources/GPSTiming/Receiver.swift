@@ -20,13 +20,17 @@ public struct FixRate: Sendable, Hashable {
 
     /// Fixes per second; nil until five fixes have come.
     public var hertz: Double? {
-        guard times.count >= 5 else { return nil }
-        var gaps: [Double] = []
-        gaps.reserveCapacity(times.count - 1)
-        for i in 1 ..< times.count { gaps.append(times[i] - times[i - 1]) }
+        guard times.count >= 5, let median = Self.medianInterval(times), median > 0 else { return nil }
+        return 1 / median
+    }
+
+    /// The median of the intervals between successive `times` (in order), seconds; nil with
+    /// fewer than two.
+    static func medianInterval<C: Collection>(_ times: C) -> Double? where C.Element == GPSTime {
+        guard times.count >= 2 else { return nil }
+        var gaps = zip(times, times.dropFirst()).map { $1 - $0 }
         gaps.sort()
-        let median = gaps[gaps.count / 2]
-        return median > 0 ? 1 / median : nil
+        return gaps[gaps.count / 2]
     }
 }
 

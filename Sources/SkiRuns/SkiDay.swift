@@ -70,6 +70,9 @@ public struct SkiDay: Sendable {
     public var topSpeed: Double { runs.map(\.topSpeed).max() ?? 0 }
 }
 
+/// What a fix shows the skier doing, from its speed and the elevation's trend.
+private enum Kind { case still, climb, descend, flat }
+
 public enum SkiDayAnalysis {
     /// Half the window over which the elevation's trend is fitted, seconds. Why: a
     /// receiver's altitude wanders by metres from fix to fix; over 30 s a chairlift climbs
@@ -105,7 +108,6 @@ public enum SkiDayAnalysis {
         let n = points.count
         guard n >= 3 else { return SkiDay(points: points, runs: [], lifts: []) }
         let trend = verticalSpeeds(points)
-        enum Kind { case still, climb, descend, flat }
         var kind = [Kind](repeating: .flat, count: n)
         for i in 0 ..< n {
             if points[i].speed < standing { kind[i] = .still }
@@ -119,20 +121,7 @@ public enum SkiDayAnalysis {
             guard kind[i] == .climb else { i += 1; continue }
             // A lift stops now and then (a chair's station slows it): stops of up to a
             // minute inside a climb stay part of it.
-            var j = i, m = i + 1
-            var stillSince: GPSTime?
-            while m < n {
-                if kind[m] == .climb {
-                    j = m
-                    stillSince = nil
-                } else if kind[m] == .still {
-                    if stillSince == nil { stillSince = points[m].time }
-                    if points[m].time - stillSince! > Self.liftPause { break }
-                } else {
-                    break
-                }
-                m += 1
-            }
+            let j = stretch(points, kind, from: i, to: n, pause: liftPause) { $0 == .climb }.last
             let gain = elevation(points, around: j) - elevation(points, around: i)
             let path = pathLength(points, i ... j)
             let straight = path > 0 ? distance(points[i], points[j]) / path : 0
@@ -154,19 +143,7 @@ public enum SkiDayAnalysis {
                 // The run starts at the first fix moving downhill.
                 guard kind[k] == .descend else { k += 1; continue }
                 let first = k
-                var last = k
-                var m = k + 1
-                var pauseFrom: GPSTime?
-                while m < end {
-                    if kind[m] == .still {
-                        if pauseFrom == nil { pauseFrom = points[m].time }
-                        if points[m].time - pauseFrom! > settings.longestPause { break }
-                    } else {
-                        pauseFrom = nil
-                        last = m
-                    }
-                    m += 1
-                }
+                var (last, m) = stretch(points, kind, from: k, to: end, pause: settings.longestPause) { $0 != .still }
                 // The trend marks a descent some seconds after it begins and ends: the run
                 // begins with the movement before its first descending fix, and ends with
                 // the movement after its last, each up to the trend's half window.
@@ -183,9 +160,30 @@ public enum SkiDayAnalysis {
         return SkiDay(points: points, runs: runs, lifts: lifts)
     }
 
+    /// A stretch of fixes from `start` (one of them) while they are `part` of it, through
+    /// stops no longer than `pause` seconds, before `end`: its last fix that is part of it,
+    /// and where the scan stopped (a fix neither part nor still, the end of a stop too long,
+    /// or `end`).
+    private static func stretch(_ points: [TrackPoint], _ kind: [Kind], from start: Int, to end: Int, pause: Double,
+                                part: (Kind) -> Bool) -> (last: Int, next: Int) {
+        var last = start, m = start + 1
+        var stillSince: GPSTime?
+        while m < end {
+            if part(kind[m]) {
+                last = m
+                stillSince = nil
+            } else if kind[m] == .still {
+                if stillSince == nil { stillSince = points[m].time }
+                if points[m].time - stillSince! > pause { break }
+            } else {
+                break
+            }
+            m += 1
+        }
+        return (last, m)
+    }
+
     private static func makeRun(_ p: [TrackPoint], _ r: ClosedRange<Int>, _ s: SkiSettings) -> SkiRun? {
-        // The run's ends: the top is the highest point of its first half, the bottom the
-        // lowest of its second (the trend marks the descent a little after it begins).
         let seconds = p[r.upperBound].time - p[r.lowerBound].time
         guard seconds >= s.minimumRunSeconds else { return nil }
         let top = elevation(p, before: r.lowerBound), bottom = elevation(p, after: r.upperBound)
@@ -223,8 +221,7 @@ public enum SkiDayAnalysis {
         while j >= 0, p[i].time - p[j].time <= 5 { z.append(p[j].altitude); j -= 1 }
         j = i + 1
         while j < p.count, p[j].time - p[i].time <= 5 { z.append(p[j].altitude); j += 1 }
-        z.sort()
-        return z.count % 2 == 1 ? z[z.count / 2] : (z[z.count / 2 - 1] + z[z.count / 2]) / 2
+        return median(z)
     }
 
     /// Each point's vertical speed: the slope of a straight line fitted to the altitudes
