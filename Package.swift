@@ -266,8 +266,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
-        .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore"], swiftSettings: strictSettings),
-        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
+        .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),
+        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
         .testTarget(
             name: "WebUITests",

@@ -2,6 +2,8 @@
 // The acceleration timer against synthetic standing starts with exact truth.
 
 import Foundation
+import GateCore
+import GateSim
 import GPSTiming
 import Testing
 
@@ -81,7 +83,7 @@ struct AccelerationRunTests {
     @Test("an hour standing still under a degraded fix (speed noise 0.4 m/s, eps 0.8 m/s, within the accuracy gate): armed, never launched")
     func standstill() {
         var timer = AccelerationRun()
-        var noise = Noise(state: 99)
+        var noise = SplitMix64(seed: 99)
         var launches = 0, armed = false
         for i in 0..<36_000 {
             let f = GPSFix(time: GPSTime(seconds: 1_800_000_000 + Double(i) / 10), mode: .threeD,

@@ -3,6 +3,8 @@
 
 import Foundation
 import GPSD
+import GateCore
+import GateSim
 import GPSTiming
 import Logging
 import Synchronization
@@ -81,13 +83,13 @@ struct GPSFakeTests {
     @Test("a minute standing still under a poor fix through gpsd (speed noise 0.4 m/s with spikes, HDOP wandering to 4): never launches; the timer says the fix is too poor while it is")
     func standstillPoorFix() async throws {
         if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }
-        var noise = Noise(state: 99)
+        var noise = SplitMix64(seed: 99)
         var epochs: [NMEAEpoch] = []
         for i in 0 ..< 600 {
             var e = NMEAEpoch(time: Double(i) / 10, speed: abs(0.4 * noise.normal()) + (i % 97 == 0 ? 1.5 : 0), east: 0)
             // DGPS lost now and then: gpsd's error estimate jumps from 2-4 m to 40-80 m.
             e.quality = (i / 50) % 3 == 2 ? 1 : 2
-            e.hdop = 0.5 + 3.5 * noise.uniform()
+            e.hdop = 0.5 + 3.5 * noise.unit()
             epochs.append(e)
         }
         let (reports, bad) = try await GPSFake.play(NMEALog.write(epochs, header: ["Name: standstill, poor fix"]), name: "still")

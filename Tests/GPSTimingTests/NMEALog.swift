@@ -3,6 +3,8 @@
 
 import Foundation
 import GPSD
+import GateCore
+import GateSim
 import GPSTiming
 
 /// One receiver epoch: what a receiver at `time` would say.
@@ -86,7 +88,7 @@ enum NMEALog {
     /// real receivers align them. Speeds with Gaussian noise of `sigma`.
     static func epochs(_ truth: Truth, rate: Double, still: Double, sigma: Double = 0, eph: Double = 3,
                        seed: UInt64 = 1) -> [NMEAEpoch] {
-        var noise = Noise(state: seed)
+        var noise = SplitMix64(seed: seed)
         var out: [NMEAEpoch] = []
         let end = still + truth.samples.last!.t
         var i = 0

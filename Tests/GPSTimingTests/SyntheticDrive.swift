@@ -2,6 +2,8 @@
 // Synthetic standing starts with exact truth, and a receiver sampling them.
 
 import Foundation
+import GateCore
+import GateSim
 import GPSTiming
 
 /// A standing start: acceleration builds up over `ramp` seconds to `a0` (the clutch
@@ -70,29 +72,12 @@ struct Truth {
     }
 }
 
-/// A small seeded generator (SplitMix64) with normal deviates.
-struct Noise {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
-    mutating func normal() -> Double {
-        let u = max(uniform(), 1e-12), w = uniform()
-        return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * w)
-    }
-}
-
 /// A receiver sampling a drive at `rate` Hz: `still` seconds at rest first, the first fix
 /// `phase` of an interval after the start of that; speeds with Gaussian noise of `sigma`
 /// (reported as eps = 1.96 σ), never below zero.
 func receiver(_ truth: Truth, rate: Double, phase: Double, still: Double = 3, sigma: Double = 0, eph: Double = 3,
               seed: UInt64 = 1) -> (fixes: [GPSFix], launch: GPSTime) {
-    var noise = Noise(state: seed)
+    var noise = SplitMix64(seed: seed)
     let launch = GPSTime(seconds: 1_800_000_000 + still)
     var fixes: [GPSFix] = []
     var t = phase / rate

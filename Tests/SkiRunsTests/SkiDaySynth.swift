@@ -3,6 +3,7 @@
 
 import Foundation
 import GateCore
+import GateSim
 import GPSTiming
 
 struct SkiDaySynth {
@@ -23,17 +24,12 @@ struct SkiDaySynth {
         self.rate = rate
     }
 
-    mutating func normal() -> Double {
-        let u = max(rng.unit(), 1e-12), w = rng.unit()
-        return (-2 * log(u)).squareRoot() * cos(2 * .pi * w)
-    }
-
     mutating func emit(speed: Double) {
         let lat0 = 46.0, lon0 = 7.0
-        let lat = lat0 + (n + positionNoise * normal()) / 111_194.9
-        let lon = lon0 + (e + positionNoise * normal()) / (111_194.9 * cos(lat0 * .pi / 180))
-        fixes.append(GPSFix(time: GPSTime(seconds: Self.origin + t), mode: .threeD, speed: max(0, speed + speedNoise * normal()),
-                            horizontalError: 4, latitude: lat, longitude: lon, altitude: z + altitudeNoise * normal()))
+        let lat = lat0 + (n + positionNoise * rng.normal()) / 111_194.9
+        let lon = lon0 + (e + positionNoise * rng.normal()) / (111_194.9 * cos(lat0 * .pi / 180))
+        fixes.append(GPSFix(time: GPSTime(seconds: Self.origin + t), mode: .threeD, speed: max(0, speed + speedNoise * rng.normal()),
+                            horizontalError: 4, latitude: lat, longitude: lon, altitude: z + altitudeNoise * rng.normal()))
     }
 
     /// Moves for `seconds` at horizontal speed `v(s)` on heading `heading(s)` (radians from
