@@ -63,6 +63,25 @@ public final class GPSDConnection: @unchecked Sendable {
     /// Asks for JSON reports from every receiver gpsd has.
     public func watch() throws(GPSDError) { try send("?WATCH={\"enable\":true,\"json\":true};\n") }
 
+    /// Asks gpsd to set the receiver at `path` to one fix every `cycle` seconds. gpsd answers
+    /// with the device's DEVICE report, whose `cycle` says whether it took.
+    public func setCycle(path: String, cycle: Double) throws(GPSDError) {
+        let quoted = path.unicodeScalars.map { c -> String in
+            switch c {
+            case "\"": return "\\\""
+            case "\\": return "\\\\"
+            default:
+                guard c.value < 0x20 else { return String(c) }
+                let hex = String(c.value, radix: 16)
+                return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
+        }.joined()
+        let ms = Int((cycle * 1000).rounded())
+        let fraction = String(ms % 1000)
+        let seconds = "\(ms / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+        try send("?DEVICE={\"path\":\"\(quoted)\",\"cycle\":\(seconds)};\n")
+    }
+
     public func send(_ command: String) throws(GPSDError) {
         var bytes = Array(command.utf8)
         var off = 0

@@ -12,10 +12,14 @@ public struct GPSDConfig: Sendable, Hashable {
     public var port: UInt16
     /// The fix rate the board's receiver is set to, Hz; a lower measured rate is a warning.
     public var wantedRate: Double?
-    public init(host: String = "127.0.0.1", port: UInt16 = 2947, wantedRate: Double? = nil) {
+    /// Ask gpsd to set the receiver to `wantedRate` whenever it is found at another rate (a
+    /// u-blox forgets its rate at power-off unless it was saved to its flash).
+    public var setRate: Bool
+    public init(host: String = "127.0.0.1", port: UInt16 = 2947, wantedRate: Double? = nil, setRate: Bool = false) {
         self.host = host
         self.port = port
         self.wantedRate = wantedRate
+        self.setRate = setRate
     }
 }
 
@@ -98,6 +102,7 @@ public final class GPSDReceiver: @unchecked Sendable {
             if stopping.load(ordering: .relaxed) { break }
             note(.noReceiver, "gpsd has no receiver: plug the GPS receiver in")
             var drivers = GPSDDrivers()
+            var asked: [String: Double] = [:]
             var lastReport = Date()
             do {
                 while !stopping.load(ordering: .relaxed) {
@@ -120,9 +125,14 @@ public final class GPSDReceiver: @unchecked Sendable {
                             update { $0.gpsdRelease = release }
                         case .devices:
                             describe(drivers.devices)
+                            controlRate(c, drivers.devices, &asked)
                         case .device:
                             describe(drivers.devices)
-                            if drivers.devices.isEmpty { note(.noReceiver, "the GPS receiver was unplugged: plug it back in") }
+                            if drivers.devices.isEmpty {
+                                note(.noReceiver, "the GPS receiver was unplugged: plug it back in")
+                                asked = [:]
+                            }
+                            controlRate(c, drivers.devices, &asked)
                         case .position(let p):
                             lastReport = Date()
                             handle(p, fix, &rate, note)
@@ -156,6 +166,47 @@ public final class GPSDReceiver: @unchecked Sendable {
         }
     }
 
+    /// Brings each receiver to the board's rate through gpsd, once per device and
+    /// connection: asks, then reads gpsd's answer in the device's next DEVICE report.
+    private func controlRate(_ c: GPSDConnection, _ devices: [String: GPSDDevice], _ asked: inout [String: Double]) {
+        guard config.setRate, let wanted = config.wantedRate else { return }
+        for d in devices.values.sorted(by: { $0.path < $1.path }) where d.active && d.driver != nil {
+            let control: ReceiverStatus.RateControl?
+            if let cycle = asked[d.path] {
+                guard cycle > 0 else { continue } // answered already
+                asked[d.path] = 0
+                if let now = d.cycle, abs(now - cycle) <= 0.05 * cycle {
+                    control = .set(wanted)
+                } else {
+                    control = .refused("gpsd did not change the receiver's rate: if gpsd runs read-only (-b in GPSD_OPTIONS of /etc/default/gpsd), remove -b; or set it to \(ReceiverStatus.hz(wanted)) Hz with its maker's tool")
+                }
+            } else {
+                switch d.rateChange(to: wanted) {
+                case .already:
+                    control = nil
+                case .set(let cycle):
+                    do {
+                        try c.setCycle(path: d.path, cycle: cycle)
+                        asked[d.path] = cycle
+                        control = .asked(wanted)
+                    } catch {
+                        control = .refused(error.description)
+                    }
+                case .unsupported(let why):
+                    control = .refused(why)
+                }
+            }
+            let before = status.rateControl
+            update { $0.rateControl = control }
+            guard control != before, let control else { continue }
+            switch control {
+            case .asked(let h): logger.info("GPS: asking gpsd to set \(d.path) (\(d.driver ?? "")) to \(ReceiverStatus.hz(h)) fixes/s")
+            case .set(let h): logger.notice("GPS: gpsd set \(d.path) to \(ReceiverStatus.hz(h)) fixes/s")
+            case .refused(let why): logger.warning("GPS: \(why)")
+            }
+        }
+    }
+
     private func handle(_ p: GPSDPosition, _ fix: GPSFix?, _ rate: inout FixRate, _ note: (ReceiverStatus.Link, String) -> Void) {
         if let t = p.time, p.mode >= .twoD { rate.note(t) }
         let hertz = rate.hertz
@@ -178,13 +229,23 @@ public final class GPSDReceiver: @unchecked Sendable {
     }
 
     /// Watches gpsd for `seconds` (or until five fixes have come and the rate is known)
-    /// and returns what it saw: `selftest`'s view of the receiver.
+    /// and returns what it saw: `selftest`'s view of the receiver. With `config.setRate` it
+    /// also has gpsd set the receiver's rate, and measures it again (`selftest --fix`).
     public static func probe(_ config: GPSDConfig, seconds: Double, logger: Logger) -> ReceiverStatus {
         let rx = GPSDReceiver(config: config, logger: logger) { _ in }
         rx.start()
         let end = Date().addingTimeInterval(seconds)
-        // The rate needs five fixes: a 1 Hz receiver needs the whole wait.
-        while Date() < end, rx.status.rate == nil || rx.status.satellitesUsed == nil { usleep(100_000) }
+        // The rate needs five fixes: a 1 Hz receiver needs the whole wait. A rate set through
+        // gpsd is measured anew before the answer.
+        func settled(_ s: ReceiverStatus) -> Bool {
+            guard s.rate != nil, s.satellitesUsed != nil else { return false }
+            switch s.rateControl {
+            case .asked: return false
+            case .set: return s.rateWarning == nil
+            case nil, .refused: return true
+            }
+        }
+        while Date() < end, !settled(rx.status) { usleep(100_000) }
         let s = rx.status
         rx.stop()
         return s

@@ -26,6 +26,34 @@ public struct GPSDDevice: Sendable, Hashable {
     }
 }
 
+/// What the gate can do about a receiver's rate through gpsd.
+public enum GPSDRateChange: Sendable, Hashable {
+    /// The receiver already runs at the rate asked (within 5 %).
+    case already
+    /// gpsd can set it: ask for this fix interval, seconds (DEVICE `cycle`).
+    case set(cycle: Double)
+    /// gpsd cannot set it; what the user can do instead.
+    case unsupported(String)
+}
+
+extension GPSDDevice {
+    /// How to bring this receiver to `hertz` fixes a second. gpsd reports `mincycle` only
+    /// for drivers that can change the rate (u-blox, SiRF, and others it speaks binary to);
+    /// a receiver read as plain NMEA 0183 keeps whatever rate it was set to.
+    public func rateChange(to hertz: Double) -> GPSDRateChange {
+        let want = 1 / hertz
+        if let cycle, abs(cycle - want) <= 0.05 * want { return .already }
+        let rate = ReceiverStatus.hz(hertz)
+        guard let minimumCycle, cycle != nil else {
+            return .unsupported("gpsd cannot set the rate of this receiver (\(driver ?? "not identified yet")): set it to \(rate) Hz with its maker's tool, or set rate_hz in [gps] to its rate")
+        }
+        if want < minimumCycle * 0.999 {
+            return .unsupported("the receiver's fastest rate is \(ReceiverStatus.hz(1 / minimumCycle)) Hz, below the \(rate) Hz asked: lower rate_hz in [gps]")
+        }
+        return .set(cycle: want)
+    }
+}
+
 /// A TPV report: time, position, velocity, and gpsd's error estimates.
 public struct GPSDPosition: Sendable, Hashable {
     public var device: String?

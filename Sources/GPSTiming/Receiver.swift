@@ -64,6 +64,17 @@ public struct ReceiverStatus: Sendable, Hashable {
     public var lastFix: GPSTime?
     /// Lines from gpsd that could not be read.
     public var badLines = 0
+    /// What the gate did about the receiver's rate, when it sets it through gpsd.
+    public var rateControl: RateControl?
+
+    public enum RateControl: Sendable, Hashable {
+        /// gpsd was asked for this many fixes a second and has not answered yet.
+        case asked(Double)
+        /// gpsd set the receiver to this many fixes a second.
+        case set(Double)
+        /// gpsd would not or cannot set it; what to do instead.
+        case refused(String)
+    }
 
     public init(wantedRate: Double? = nil) { self.wantedRate = wantedRate }
 
@@ -71,7 +82,13 @@ public struct ReceiverStatus: Sendable, Hashable {
     /// while the board expects 10 or 25 Hz make every time coarser.
     public var rateWarning: String? {
         guard let rate, let wanted = wantedRate, rate < 0.9 * wanted else { return nil }
-        return "the receiver sends \(Self.hz(rate)) fixes a second, not \(Self.hz(wanted)): set its rate (sprintgate selftest --fix)"
+        let advice = switch rateControl {
+        case nil: "run sprintgate selftest --fix to have gpsd set it"
+        case .asked: "gpsd was asked to set it and has not answered yet"
+        case .set(let h): "gpsd set it to \(Self.hz(h)), but the receiver did not change: if gpsd runs read-only (-b in GPSD_OPTIONS of /etc/default/gpsd), remove -b; else set it with its maker's tool"
+        case .refused(let why): why
+        }
+        return "the receiver sends \(Self.hz(rate)) fixes a second, not \(Self.hz(wanted)): \(advice)"
     }
 
     /// `selftest`'s row: pass with a fix at the rate asked, warn without a fix yet or at a
@@ -91,7 +108,8 @@ public struct ReceiverStatus: Sendable, Hashable {
         }
     }
 
-    static func hz(_ r: Double) -> String {
+    /// A rate in words: "10", "2.5".
+    public static func hz(_ r: Double) -> String {
         let tenths = Int((r * 10).rounded())
         return tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
     }

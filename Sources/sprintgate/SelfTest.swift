@@ -33,6 +33,9 @@ struct SelfTestCommand: ParsableCommand {
     @Option(help: "Seconds of camera streaming to measure.")
     var seconds: Double = 1.5
 
+    @Flag(help: "Also set what the gate can set: the GPS receiver's rate, through gpsd (u-blox and other receivers gpsd drives).")
+    var fix = false
+
     func run() throws {
         let settings = loadSettings(config)
         var rows: [CheckRow] = []
@@ -56,9 +59,10 @@ struct SelfTestCommand: ParsableCommand {
     /// the measured rate against the one asked for.
     func checkGPS(_ settings: GateSettings) -> CheckRow {
         guard let gps = settings.gps else { return CheckRow(check: "gps", result: .skip, detail: "no [gps] in the settings") }
-        let config = GPSDConfig(host: gps.host, port: UInt16(gps.port), wantedRate: Double(gps.rateHz))
-        let status = GPSDReceiver.probe(config, seconds: max(seconds, 6), logger: Logger(label: "sprintgate.gps"))
-        let (ok, detail) = status.verdict
+        let config = GPSDConfig(host: gps.host, port: UInt16(gps.port), wantedRate: Double(gps.rateHz), setRate: fix)
+        let status = GPSDReceiver.probe(config, seconds: max(seconds, fix ? 10 : 6), logger: Logger(label: "sprintgate.gps"))
+        var (ok, detail) = status.verdict
+        if ok == true, case .set(let h) = status.rateControl { detail += "; gpsd set the receiver to \(ReceiverStatus.hz(h)) fixes/s" }
         return CheckRow(check: "gps", result: ok == true ? .pass : ok == false ? .fail : .warn, detail: detail)
     }
 

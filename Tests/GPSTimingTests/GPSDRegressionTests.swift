@@ -121,7 +121,7 @@ struct GPSDReportTests {
         #expect(s.verdict.ok == true)
         #expect(s.verdict.detail == "3D fix, 9 of 14 satellites, ±2 m, 10 fixes/s, /dev/ttyACM0 (u-blox)")
         s.rate = 5
-        #expect(s.verdict.ok == nil && s.verdict.detail.hasSuffix("the receiver sends 5 fixes a second, not 10: set its rate (sprintgate selftest --fix)"))
+        #expect(s.verdict.ok == nil && s.verdict.detail.hasSuffix("the receiver sends 5 fixes a second, not 10: run sprintgate selftest --fix to have gpsd set it"))
     }
 
     @Test("the fix rate is the median interval's: 10 Hz with a dropped fix and a late one is still 10 Hz; a 5 Hz receiver asked for 10 is warned about")
@@ -134,7 +134,7 @@ struct GPSDReportTests {
         var five = FixRate()
         for i in 0 ..< 10 { five.note(t0 + Double(i) / 5) }
         s.rate = five.hertz
-        #expect(s.rateWarning == "the receiver sends 5 fixes a second, not 10: set its rate (sprintgate selftest --fix)")
+        #expect(s.rateWarning == "the receiver sends 5 fixes a second, not 10: run sprintgate selftest --fix to have gpsd set it")
         s.wantedRate = 5
         #expect(s.rateWarning == nil)
     }

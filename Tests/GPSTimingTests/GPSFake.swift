@@ -47,12 +47,18 @@ enum GPSFake {
         let file: URL
         private let input = Pipe(), output = Pipe()
 
-        init(log: String, name: String, cycle: Double = 0, port: UInt16 = GPSFake.freePort()) throws {
+        convenience init(log: String, name: String, cycle: Double = 0, port: UInt16 = GPSFake.freePort()) throws {
+            try self.init(bytes: Data(log.utf8), name: name, cycle: cycle, port: port)
+        }
+
+        /// `writable`: gpsd may write to the receiver (not `-b`), and `finish()` returns what
+        /// it wrote.
+        init(bytes: Data, name: String, cycle: Double = 0, port: UInt16 = GPSFake.freePort(), writable: Bool = false) throws {
             self.port = port
-            file = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-\(name)-\(getpid())-\(port).nmea")
-            try log.write(to: file, atomically: true, encoding: .utf8)
+            file = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-\(name)-\(getpid())-\(port).log")
+            try bytes.write(to: file)
             process.executableURL = URL(fileURLWithPath: GPSFake.feeder)
-            process.arguments = [String(port), file.path, String(cycle)]
+            process.arguments = [String(port), file.path, String(cycle)] + (writable ? ["rw"] : [])
             process.standardInput = input
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -80,6 +86,16 @@ enum GPSFake {
 
         /// Starts feeding the log.
         func go() { input.fileHandleForWriting.write(Data("go\n".utf8)) }
+
+        /// Waits for the feed to end; the bytes gpsd wrote to the receiver (a writable
+        /// session's "sent" line), empty otherwise.
+        func finish() -> [UInt8] {
+            let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard let line = said.split(separator: "\n").first(where: { $0.hasPrefix("sent ") }) else { return [] }
+            let hex = Array(line.dropFirst(5).utf8)
+            return stride(from: 0, to: hex.count - 1, by: 2).compactMap { UInt8(String(decoding: hex[$0 ... $0 + 1], as: UTF8.self), radix: 16) }
+        }
 
         deinit {
             try? input.fileHandleForWriting.close()
