@@ -50,6 +50,14 @@ public struct MilestoneTime: Sendable, Hashable {
     public var speed: Double
     /// The average speed over the 66 ft before it, m/s, at 1/8 and 1/4 mile.
     public var trapSpeed: Double?
+
+    public init(milestone: Milestone, seconds: Double, uncertainty: Double, speed: Double, trapSpeed: Double? = nil) {
+        self.milestone = milestone
+        self.seconds = seconds
+        self.uncertainty = uncertainty
+        self.speed = speed
+        self.trapSpeed = trapSpeed
+    }
 }
 
 /// A finished run.
@@ -67,6 +75,18 @@ public struct AccelerationResult: Sendable, Hashable {
     public var voided: String?
     /// Fixes a second the receiver gave during the run.
     public var fixRate: Double
+
+    public init(launch: GPSTime, start: GPSTime, times: [MilestoneTime], topSpeed: Double, topSpeedSeconds: Double,
+                distance: Double, voided: String?, fixRate: Double) {
+        self.launch = launch
+        self.start = start
+        self.times = times
+        self.topSpeed = topSpeed
+        self.topSpeedSeconds = topSpeedSeconds
+        self.distance = distance
+        self.voided = voided
+        self.fixRate = fixRate
+    }
 
     public func time(_ m: Milestone) -> MilestoneTime? { times.first { $0.milestone == m } }
 }
@@ -135,6 +155,13 @@ public struct AccelerationRun: Sendable {
         self.settings = settings
     }
 
+    /// While running: seconds and metres from the launch to the last fix, and the
+    /// milestones timed so far (the in-car view fills them in as they come).
+    public var progress: (seconds: Double, distance: Double, times: [MilestoneTime])? {
+        guard state == .running, let run, let s = run.samples.last else { return nil }
+        return (s.t, s.d, run.times)
+    }
+
     private func good(_ f: GPSFix) -> Bool {
         f.mode >= .twoD && (f.horizontalError ?? 0) <= settings.accuracy
     }
@@ -152,8 +179,10 @@ public struct AccelerationRun: Sendable {
         if recent.count > 64 { recent.removeFirst(recent.count - 64) }
         switch state {
         case .acquiring, .complete, .voided:
+            // A finished run stays on show until the vehicle stands again (armed for the
+            // next) or the fix is lost.
             if good(fix) {
-                go(.ready, "fix within \(Int(settings.accuracy)) m", &events)
+                if state == .acquiring { go(.ready, "fix within \(Int(settings.accuracy)) m", &events) }
                 noteStill(fix, &events)
             } else if state != .acquiring {
                 go(.acquiring, qualityReason(fix), &events)
@@ -193,7 +222,7 @@ public struct AccelerationRun: Sendable {
         let standing = fix.time - second.first!.time >= 0.9 * Self.stillTime && speeds[speeds.count / 2] < Self.stillSpeed
             && speeds.last! < Self.launchSpeed
         if standing {
-            if state == .ready { go(.armed, "standing still", &events) }
+            if state != .armed { go(.armed, "standing still", &events) }
         } else if state == .armed, lastStill.map({ fix.time - $0.time > launchWithin }) ?? true {
             go(.ready, "moving", &events)
         }

@@ -120,7 +120,7 @@ struct AccelerationRunTests {
         #expect(abs(r.time(.quarterMile)!.seconds - truth.seconds(.quarterMile, rollout: false)!) < 0.015)
     }
 
-    @Test("the states: acquiring without a fix, ready with one, armed after a second at rest, running, complete at the last target, then ready for the next once the vehicle stands")
+    @Test("the states: acquiring without a fix, ready with one, armed after a second at rest, running, complete at the last target and shown while the vehicle drives on, then armed for the next once it stands")
     func states() {
         let truth = Truth(Drive(a0: 8, ramp: 0.2, vmax: 75, seconds: 16))
         let (fixes, _) = receiver(truth, rate: 10, phase: 0.2)
@@ -129,7 +129,17 @@ struct AccelerationRunTests {
         let noFix = GPSFix(time: GPSTime(seconds: 1_799_999_999), mode: .none, speed: 0)
         for e in timer.ingest(noFix) { if case let .state(s, _) = e { states.append(s) } }
         for f in fixes { for e in timer.ingest(f) { if case let .state(s, _) = e { states.append(s) } } }
-        #expect(states == [.ready, .armed, .running, .complete, .ready], "\(states)")
+        #expect(states == [.ready, .armed, .running, .complete], "\(states)")
+        // Braking to a stand, then two seconds at rest.
+        var t = fixes.last!.time, v = fixes.last!.speed
+        while v > 0 || t - fixes.last!.time < 12 {
+            t = t + 0.1
+            v = max(0, v - 0.8)
+            for e in timer.ingest(GPSFix(time: t, mode: .threeD, speed: v, speedError: 0.2, horizontalError: 3)) {
+                if case let .state(s, _) = e { states.append(s) }
+            }
+        }
+        #expect(states == [.ready, .armed, .running, .complete, .armed], "\(states)")
         #expect(timer.last?.times.map(\.milestone) == [.zeroTo60mph, .eighthMile])
     }
 }
