@@ -145,14 +145,15 @@ let package = Package(
         .target(
             name: "WebUI",
             dependencies: [
-                "GateCore", "SQLiteStore", "Calculators", "VideoDelay", "Archery",
+                "GateCore", "SQLiteStore", "Calculators", "VideoDelay", "Archery", "GPSTiming",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The page's files, embedded as byte arrays (`PackageResources`).
             resources: [.embedInCode("web/index.html"), .embedInCode("web/app.css"), .embedInCode("web/app.js"),
-                        .embedInCode("web/video.js"), .embedInCode("web/archery.js")],
+                        .embedInCode("web/video.js"), .embedInCode("web/archery.js"),
+                        .embedInCode("web/gps.js")],
             swiftSettings: testableSettings
         ),
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.
@@ -194,6 +195,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "SQLiteStore", "WebUI", "VideoDelay", "VideoService",
+                "GPSD", "GPSTiming",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -267,12 +269,13 @@ let package = Package(
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
         .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),
-        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
+        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", "GateDaemon", "WebUI",
+                                                     .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
         .testTarget(
             name: "WebUITests",
             dependencies: [
-                "GateCore", "SQLiteStore", "WebUI", "VideoDelay", "Archery",
+                "GateCore", "SQLiteStore", "WebUI", "VideoDelay", "Archery", "GPSTiming",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings

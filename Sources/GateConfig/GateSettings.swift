@@ -198,6 +198,8 @@ public struct GateSettings: Sendable {
 ///                      # measured rate is a warning
 /// accuracy_m = 10      # the acceleration timer's accuracy gate: 5, 10, 15 or 20 m
 /// rollout = false      # start the clock after the first foot, as drag strips do
+/// set_rate = true      # the gate asks gpsd to set the receiver to rate_hz whenever it
+///                      # finds it at another rate (u-blox and the receivers gpsd drives)
 /// ```
 public struct GPSSettings: Sendable, Hashable {
     public var host = "127.0.0.1"
@@ -205,11 +207,12 @@ public struct GPSSettings: Sendable, Hashable {
     public var rateHz = 10
     public var accuracyMetres = 10
     public var rollout = false
+    public var setRate = true
 
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
-        try t.checkKeys(["host", "port", "rate_hz", "accuracy_m", "rollout"])
+        try t.checkKeys(["host", "port", "rate_hz", "accuracy_m", "rollout", "set_rate"])
         if let v = try t.string("host", "gpsd's host name or address, e.g. \"127.0.0.1\"") {
             guard !v.isEmpty, !v.contains(" ") else { throw t.error(.invalidValue, "host", "\"\(v)\" is not a host name or address") }
             host = v
@@ -218,6 +221,7 @@ public struct GPSSettings: Sendable, Hashable {
         if let v = try t.optionalInt("rate_hz", in: 1...25, why: "receivers give 1 to 25 fixes a second") { rateHz = v }
         if t.table["accuracy_m"] != nil { accuracyMetres = try t.int("accuracy_m", oneOf: [5, 10, 15, 20]) }
         if let v = try t.bool("rollout", "true or false") { rollout = v }
+        if let v = try t.bool("set_rate", "true or false") { setRate = v }
     }
 }
 

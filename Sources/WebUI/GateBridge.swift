@@ -72,6 +72,8 @@ public final class GateBridge: Sendable {
     public let video = VideoDeskSlot()
     /// Timed runs' videos, when the gate keeps them.
     public let runVideos = RunVideoDeskSlot()
+    /// The GPS acceleration timer, on a gate with `[gps]`.
+    public let gps = GPSDeskSlot()
     private let wake: @Sendable () -> Void
 
     /// Why: a person presses buttons a few times per second; 64 covers a burst from

@@ -59,6 +59,7 @@ public struct WebServer: Sendable {
     public func application(host: String, port: Int) -> some ApplicationProtocol {
         let ws = Router(context: BasicWebSocketRequestContext.self)
         addWebSocket(to: ws)
+        addGPSWebSocket(to: ws)
         return Application(router: router(), server: .http1WebSocketUpgrade(webSocketRouter: ws),
                            configuration: .init(address: .hostname(host, port: port), serverName: "sprintgate"),
                            services: [hub], logger: logger)
@@ -251,6 +252,7 @@ public struct WebServer: Sendable {
         addVideoRoutes(to: router)
         addRunVideoRoutes(to: router)
         addArcheryRoutes(to: router)
+        addGPSRoutes(to: router)
 
         // Control: PIN.
         router.post("/api/pin") { request, context in

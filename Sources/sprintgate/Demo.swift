@@ -9,6 +9,8 @@ import Foundation
 import GateCore
 import GateDaemon
 import GateSim
+import GPSD
+import GPSTiming
 import LinuxHardware
 import Logging
 import VideoDelay
@@ -89,6 +91,9 @@ struct DemoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --video-delay: the delayed view full screen on a display card as well (DRM/KMS), \"auto\" for the first with a connected display.", valueName: "card"))
     var tv: String?
 
+    @Option(help: ArgumentHelp("With --web --lone-gate: run the GPS acceleration timer too, reading gpsd on this loopback port (10 fixes a second asked, the 10 m gate).", valueName: "port"))
+    var gps: Int?
+
     @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
 
@@ -100,6 +105,7 @@ struct DemoCommand: ParsableCommand {
             if let b = buttonRelease, !(0.1...10).contains(b) { fail("--button-release \(b) is outside 0.1...10 s") }
             if let p = passPhase, !(0...60).contains(p) { fail("--pass-phase \(p) is outside 0...60 s") }
             if let d = videoDelay, !DelaySetting.range.contains(d) { fail("--video-delay \(d) is outside 1...60 s") }
+            if let g = gps, !(1...65535).contains(g) { fail("--gps \(g) is not a port (1...65535)") }
             if loneGate || passPhase != nil || buttonRelease != nil || peers.givesGateOptions {
                 try runLive(port: port)
             } else {
@@ -291,6 +297,14 @@ extension DemoCommand {
                              tv: tvCard.map { card in TVConfig { try DRMScreen(path: card == "auto" ? nil : card) } })
         }
         if videoDelay != nil { try videoSwitch.turnOn(&loop) }
+        let gpsGate = gps.map { port in
+            GPSGate(config: GPSDConfig(port: UInt16(port), wantedRate: 10), settings: AccelerationSettings(),
+                    logger: Logger(label: "sprintgate.gps"))
+        }
+        if let gpsGate {
+            gpsGate.start()
+            web.bridge.gps.connect(gpsGate)
+        }
         // The clip stands in for the camera: its exposure is what the camera would report.
         web.setExposure(.seconds(spec.exposure))
         let t0 = Sys.monotonicNow()
@@ -363,6 +377,7 @@ extension DemoCommand {
         }
         let linkSummary = services.stop()
         videoSwitch.stop()
+        gpsGate?.stop()
         let s = loop.stats
         print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "
             + "\(lateWakeups) late wake-ups of \(iterations), worst latency \(ClipCrossing.fixed(Double(s.worstFrameLatencyNs) / 1e6, 2)) ms, "

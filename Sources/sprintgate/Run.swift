@@ -10,6 +10,8 @@ import GateConfig
 import GateCore
 import GateDaemon
 import GateSim
+import GPSD
+import GPSTiming
 import LinuxHardware
 import Logging
 import SQLiteStore
@@ -201,6 +203,17 @@ struct RunCommand: ParsableCommand {
         } else if settings.video != nil {
             log.warning("[video] is enabled but the page is off (--web-port 0): the delayed view needs the page; video stays off")
         }
+        // The GPS acceleration timer: gpsd's client on its own thread, shown on the page.
+        let gps = settings.gps.map { g in
+            GPSGate(config: GPSDConfig(host: g.host, port: UInt16(g.port), wantedRate: Double(g.rateHz), setRate: g.setRate),
+                    settings: AccelerationSettings(accuracy: Double(g.accuracyMetres), rollout: g.rollout),
+                    logger: Logger(label: "sprintgate.gps"))
+        }
+        if let gps, let g = settings.gps {
+            gps.start()
+            web?.bridge.gps.connect(gps)
+            log.notice("GPS timer on: gpsd at \(g.host):\(g.port), \(g.rateHz) fixes/s asked, \(g.accuracyMetres) m accuracy gate")
+        }
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in
@@ -360,6 +373,7 @@ struct RunCommand: ParsableCommand {
         loop.closeCamera()
         if let summary = services.stop() { log.notice("\(summary)") }
         videoSwitch?.stop()
+        gps?.stop()
         writeStopped(phase: "\(loop.engine.persistentState)")
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
     }

@@ -96,7 +96,7 @@ struct GateSettingsTests {
         ("[video]\ntv_rotate = 45", "video.tv_rotate", "not 0, 90, 180 or 270"),
         ("[video]\ntv_rotate = 360", "video.tv_rotate", "out of range"),
         ("[video]\ntv_flip = \"yes\"", "video.tv_flip", "true or false"),
-        ("[gps]\nrate = 10", "gps.rate", "allowed keys: host, port, rate_hz, accuracy_m, rollout"),
+        ("[gps]\nrate = 10", "gps.rate", "allowed keys: host, port, rate_hz, accuracy_m, rollout, set_rate"),
         ("[gps]\nrate_hz = 50", "gps.rate_hz", "out of range 1...25 (receivers give 1 to 25 fixes a second)"),
         ("[gps]\naccuracy_m = 7", "gps.accuracy_m", "not one of 5, 10, 15, 20"),
         ("[gps]\nport = \"2947\"", "gps.port", "an integer in 1...65535"),
@@ -162,9 +162,9 @@ struct GateSettingsTests {
     func gps() throws {
         #expect(try settings("").gps == nil)
         let d = try #require(try settings("[gps]").gps)
-        #expect(d.host == "127.0.0.1" && d.port == 2947 && d.rateHz == 10 && d.accuracyMetres == 10 && !d.rollout)
-        let g = try #require(try settings("[gps]\nhost = \"gps.local\"\nport = 2948\nrate_hz = 25\naccuracy_m = 20\nrollout = true").gps)
-        #expect(g.host == "gps.local" && g.port == 2948 && g.rateHz == 25 && g.accuracyMetres == 20 && g.rollout)
+        #expect(d.host == "127.0.0.1" && d.port == 2947 && d.rateHz == 10 && d.accuracyMetres == 10 && !d.rollout && d.setRate)
+        let g = try #require(try settings("[gps]\nhost = \"gps.local\"\nport = 2948\nrate_hz = 25\naccuracy_m = 20\nrollout = true\nset_rate = false").gps)
+        #expect(g.host == "gps.local" && g.port == 2948 && g.rateHz == 25 && g.accuracyMetres == 20 && g.rollout && !g.setRate)
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

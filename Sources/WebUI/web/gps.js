@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPS acceleration timer on the page: the receiver's lock, live speed and the timer's
+// state over a WebSocket at the receiver's rate, milestones filling in as they are passed,
+// and an in-car view (dark, full screen, large numbers). Uses app.js's helpers.
+"use strict";
+
+const gps = { on: false, socket: null, live: null, retry: 500, metric: localStorage.getItem("sg-gps-units") === "metric" };
+
+const GPS_STATES = {
+  acquiring: ["Acquiring", "bad"], ready: ["Ready", "warn"], armed: ["Armed: launch when ready", "ok"],
+  running: ["Running", "ok"], complete: ["Complete", "ok"], voided: ["Voided", "bad"],
+};
+
+function gpsSpeed(ms) { return ms === null || ms === undefined ? null : (gps.metric ? ms * 3.6 : ms / 0.44704); }
+function gpsUnit() { return gps.metric ? "km/h" : "mph"; }
+function gpsDistance(m) { return gps.metric ? fmt(m, 0) + " m" : fmt(m / 0.3048, 0) + " ft"; }
+
+// The lock: words and a colour, never colour alone.
+function gpsLock(l) {
+  if (l.link !== "fix") return chip(l.linkDetail, "bad");
+  const parts = [(l.mode === 3 ? "3D" : "2D") + " fix"];
+  if (l.satellitesUsed !== null && l.satellitesUsed !== undefined) parts.push(l.satellitesUsed + " sats");
+  if (l.accuracy !== null && l.accuracy !== undefined) parts.push("±" + fmt(l.accuracy, 0) + " m");
+  if (l.rate) parts.push(fmt(l.rate, l.rate < 2 ? 1 : 0) + " Hz");
+  const good = l.accuracy === null || l.accuracy === undefined || l.accuracy <= l.accuracyGate;
+  return chip(parts.join(" · "), good && !l.rateWarning ? "ok" : "warn");
+}
+
+function gpsMilestoneRow(m) {
+  const tr = el("tr");
+  tr.append(el("td", m.name), el("td", fmt(m.seconds, 2) + " s", "t"),
+            el("td", "±" + fmt(m.uncertainty, 2), "small"),
+            el("td", fmt(gpsSpeed(m.trapSpeed !== null && m.trapSpeed !== undefined ? m.trapSpeed : m.speed), 1) + " " + gpsUnit() + (m.trapSpeed ? " trap" : "")));
+  return tr;
+}
+
+function gpsRunItem(r) {
+  const li = el("li");
+  if (r.voided) {
+    li.append(el("span", when(r.wallTime) + " "), el("strong", "voided: " + r.voided));
+    return li;
+  }
+  const best = r.milestones.find((m) => m.name === (gps.metric ? "0-100 km/h" : "0-60 mph")) || r.milestones[0];
+  const quarter = r.milestones.find((m) => m.name === "1/4 mile");
+  li.append(el("span", when(r.wallTime) + " "),
+            el("strong", best ? best.name + " " + fmt(best.seconds, 2) + " s" : "no milestone"),
+            el("span", (quarter ? " · 1/4 mile " + fmt(quarter.seconds, 2) + " s" : "") +
+                       " · top " + fmt(gpsSpeed(r.topSpeed), 1) + " " + gpsUnit() + (r.rollout ? " · rollout" : "")));
+  return li;
+}
+
+function drawGPS() {
+  const l = gps.live;
+  if (!l) return;
+  const [word, cls] = GPS_STATES[l.state] || [l.state, "warn"];
+  $("g-state").replaceChildren(chip(word, cls));
+  $("g-state-detail").textContent = l.stateDetail;
+  $("g-lock").replaceChildren(gpsLock(l));
+  $("g-rate").textContent = l.rateWarning || "";
+  $("g-rate").hidden = !l.rateWarning;
+  $("g-speed").textContent = fmt(gpsSpeed(l.speed), 0);
+  $("g-unit").textContent = gpsUnit();
+  const running = l.state === "running";
+  $("g-elapsed").textContent = running ? fmt(l.elapsed, 1) + " s · " + gpsDistance(l.distance) : "";
+  // Milestones of the run in progress, else of the last run.
+  const shown = running ? l.milestones : (l.last ? l.last.milestones : []);
+  $("g-milestones").querySelector("tbody").replaceChildren(...shown.map(gpsMilestoneRow));
+  $("g-milestones").hidden = shown.length === 0;
+  $("g-void").textContent = !running && l.last && l.last.voided ? "Last run voided: " + l.last.voided : "";
+  if (l.last && !running) {
+    $("g-top").textContent = "Top speed " + fmt(gpsSpeed(l.last.topSpeed), 1) + " " + gpsUnit() + " at " + fmt(l.last.topSpeedSeconds, 1) +
+      " s · " + gpsDistance(l.last.distance) + " · " + fmt(l.last.fixRate, 0) + " fixes/s";
+  } else {
+    $("g-top").textContent = "";
+  }
+  $("g-runs").replaceChildren(...l.runs.map(gpsRunItem));
+  $("g-units").textContent = gps.metric ? "Units: metric" : "Units: imperial";
+}
+
+function gpsConnect() {
+  const proto = location.protocol === "https:" ? "wss://" : "ws://";
+  const ws = new WebSocket(proto + location.host + "/api/gps/ws");
+  gps.socket = ws;
+  ws.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    if (m.error) return;
+    gps.retry = 500;
+    gps.live = m;
+    drawGPS();
+  };
+  ws.onclose = () => {
+    gps.socket = null;
+    $("g-lock").replaceChildren(chip("page not connected to the gate", "bad"));
+    setTimeout(gpsConnect, gps.retry);
+    gps.retry = Math.min(gps.retry * 2, 5000);
+  };
+}
+
+// The in-car view: full screen where the phone allows, and the screen kept on.
+async function gpsInCar(on) {
+  document.body.classList.toggle("in-car", on);
+  $("g-car").textContent = on ? "Leave the in-car view" : "In-car view";
+  try {
+    if (on && document.documentElement.requestFullscreen && !document.fullscreenElement) await document.documentElement.requestFullscreen();
+    if (!on && document.fullscreenElement) await document.exitFullscreen();
+  } catch (e) { /* a page not allowed full screen keeps the dark view */ }
+  try {
+    if (on && navigator.wakeLock) gps.wake = await navigator.wakeLock.request("screen");
+    if (!on && gps.wake) { gps.wake.release(); gps.wake = null; }
+  } catch (e) { gps.wake = null; }
+}
+
+window.addEventListener("DOMContentLoaded", async () => {
+  let first;
+  // Off (404): a gate without [gps] shows no GPS section.
+  try { first = await api("GET", "/api/gps"); } catch (e) { return; }
+  gps.on = true;
+  gps.live = first;
+  $("gps-section").hidden = false;
+  drawGPS();
+  $("g-car").onclick = () => gpsInCar(!document.body.classList.contains("in-car"));
+  $("g-units").onclick = () => {
+    gps.metric = !gps.metric;
+    localStorage.setItem("sg-gps-units", gps.metric ? "metric" : "imperial");
+    drawGPS();
+  };
+  document.addEventListener("fullscreenchange", () => {
+    if (!document.fullscreenElement && document.body.classList.contains("in-car")) gpsInCar(false);
+  });
+  gpsConnect();
+});

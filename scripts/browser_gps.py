@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: Apache-2.0
+# Browser test of the GPS acceleration timer over `demo --web --lone-gate --gps PORT`: a
+# real gpsd, started and fed by scripts/gps/fake-feed (gpsfake's own library), plays a
+# noise-free standing start at 10 Hz (Tests/GPSReplays/drives/standing-start-10hz.nmea).
+# The page's GPS section says gpsd has no receiver before the feed, then shows the 3D fix,
+# the timer armed, running (live speed, elapsed time and distance, milestones filling in)
+# and complete, the milestones matching the API's and the drive's truth; the in-car view
+# hides the rest of the page; the units switch. Saves docs/gps.png and docs/gps-in-car.png
+# (360 x 800).
+# Usage: browser_gps.py PORT CDP_PORT GPS_PORT SCREENSHOT_DIR
+import base64, json, subprocess, sys, time, urllib.request
+sys.path.insert(0, "scripts")
+from cdp import open_page, until as until_in, wait_http
+
+port, cdp, gps_port, shot_dir = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+base = f"http://127.0.0.1:{port}"
+drive = "Tests/GPSReplays/drives/standing-start-10hz.nmea"
+# The drive's truth, from its header.
+truth = {}
+for line in open(drive):
+    if line.startswith("# 0-60 mph"):
+        parts = line[2:].split(",")
+        truth["0-60 mph"] = float(parts[0].split()[2])
+        truth["1/4 mile"] = float(parts[1].split()[2])
+
+feed = subprocess.Popen(["scripts/gps/fake-feed", str(gps_port), drive, "0.01"], stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, text=True)
+try:
+    if feed.stdout.readline().strip() != "ready":
+        raise SystemExit("FAIL: fake-feed did not start gpsd")
+    wait_http(base + "/api/gps", 30)
+    c = open_page(cdp, base + "/")
+    c.call("Emulation.setDeviceMetricsOverride", width=360, height=800, deviceScaleFactor=2, mobile=True)
+
+    def until(expr, what, timeout=20):
+        return until_in(c, expr, what, timeout)
+
+    def js(expr):
+        return c.eval(expr)
+
+    def shoot(name):
+        js("window.scrollTo(0, document.getElementById('gps-section').offsetTop)")
+        time.sleep(0.3)
+        img = c.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)
+        open(f"{shot_dir}/{name}", "wb").write(base64.b64decode(img["data"]))
+
+    until("!document.getElementById('gps-section').hidden", "the GPS section is not shown on a gate with [gps]")
+    until("document.getElementById('g-lock').textContent.includes('plug the GPS receiver in')",
+          "the page does not say gpsd has no receiver")
+    print("ok: before the feed the page says:", js("document.getElementById('g-lock').textContent"))
+    js("document.getElementById('g-car').click()")
+    until("document.body.classList.contains('in-car') && getComputedStyle(document.querySelector('header')).display === 'none'"
+          " && getComputedStyle(document.getElementById('board')).display === 'none'", "the in-car view does not hide the rest of the page", 5)
+    feed.stdin.write("go\n")
+    feed.stdin.flush()
+    until("document.getElementById('g-lock').textContent.startsWith('3D fix · 12 sats · ±3 m')", "no 3D fix shown", 30)
+    until("document.getElementById('g-state').textContent.startsWith('Armed')", "the timer did not arm", 30)
+    print("ok: fix and armed:", js("document.getElementById('g-lock').textContent"))
+    until("document.getElementById('g-state').textContent === 'Running' && "
+          "document.querySelectorAll('#g-milestones tbody tr').length >= 2 && "
+          "parseFloat(document.getElementById('g-speed').textContent) > 40", "no running view with milestones and speed", 30)
+    running = js("[document.getElementById('g-speed').textContent, document.getElementById('g-elapsed').textContent, "
+                 "document.querySelectorAll('#g-milestones tbody tr').length]")
+    shoot("gps-in-car.png")
+    print(f"ok: running: {running[0]} mph, {running[1]}, {running[2]} milestones so far; in-car screenshot")
+    until("document.getElementById('g-state').textContent === 'Complete'", "the run did not complete", 40)
+    rows = js("[...document.querySelectorAll('#g-milestones tbody tr')].map(r => [...r.cells].map(c => c.textContent))")
+    api = json.loads(urllib.request.urlopen(base + "/api/gps", timeout=5).read())
+    last = api["last"]
+    if last is None or last.get("voided") or len(rows) != 9 or len(last["milestones"]) != 9:
+        raise SystemExit(f"FAIL: the finished run shows {len(rows)} milestones: {rows}; API {last!r:.400}")
+    for m in last["milestones"]:
+        shown = next((r for r in rows if r[0] == m["name"]), None)
+        if shown is None or shown[1] != f"{m['seconds']:.2f} s":
+            raise SystemExit(f"FAIL: {m['name']} is {shown} on the page, {m['seconds']:.3f} s in the API")
+        if m["name"] in truth and abs(m["seconds"] - truth[m["name"]]) > 0.010:
+            raise SystemExit(f"FAIL: {m['name']} {m['seconds']:.3f} s, truth {truth[m['name']]:.3f} s")
+    print("ok: complete:", "; ".join(f"{r[0]} {r[1]}" for r in rows[:4]), "… (0-60 and 1/4 mile within 10 ms of truth)")
+    js("document.getElementById('g-car').click()")
+    until("!document.body.classList.contains('in-car') && getComputedStyle(document.querySelector('header')).display !== 'none'",
+          "leaving the in-car view does not bring the page back", 5)
+    until("document.querySelectorAll('#g-runs li').length === 1", "the run is not listed")
+    js("document.getElementById('g-units').click()")
+    until("document.getElementById('g-unit').textContent === 'km/h' && document.getElementById('g-units').textContent === 'Units: metric'",
+          "the units did not switch to metric", 5)
+    js("document.getElementById('g-units').click()")
+    shoot("gps.png")
+    print("ok: the run listed, units switched; screenshots gps.png and gps-in-car.png")
+finally:
+    try:
+        feed.stdin.close()
+    except OSError:
+        pass
+    feed.terminate()
+    feed.wait(10)
