@@ -6,6 +6,7 @@ import Foundation
 public import GPSD
 public import GPSTiming
 public import Logging
+public import SQLiteStore
 import Synchronization
 public import WebUI
 
@@ -20,21 +21,32 @@ public final class GPSGate: GPSDesk, Sendable {
     /// Runs kept for the page since the gate started.
     public static let keptRuns = 50
 
-    /// `onEvent` hears each of the timer's events on the client's thread, in order, after
-    /// `live()` shows it.
-    public init(config: GPSDConfig, settings: AccelerationSettings, logger: Logger,
+    /// `store`: the garage and where every finished run is written (nil: runs are kept in
+    /// memory only, and the garage is unavailable). `onEvent` hears each of the timer's
+    /// events on the client's thread, in order, after `live()` shows it (and after a
+    /// finished run is stored).
+    public init(config: GPSDConfig, settings: AccelerationSettings, store: RunStore?, logger: Logger,
                 wallClock: @escaping @Sendable () -> Double = WebServer.wallSeconds,
                 onEvent: @escaping @Sendable (AccelerationEvent) -> Void = { _ in }) {
         self.settings = settings
-        let core = Core(settings: settings, logger: logger, wallClock: wallClock, onEvent: onEvent)
+        let core = Core(settings: settings, store: store, logger: logger, wallClock: wallClock, onEvent: onEvent)
         self.core = core
         receiver = GPSDReceiver(config: config, logger: logger) { fix in core.ingest(fix) }
     }
 
-    public func start() { receiver.start() }
+    /// Starts gpsd's client, with the default vehicle active and the latest stored runs on
+    /// show.
+    public func start() {
+        core.loadGarage()
+        receiver.start()
+    }
     public func stop() { receiver.stop() }
 
     public var status: ReceiverStatus { receiver.status }
+
+    public var garageStore: RunStore? { core.store }
+    public var running: Bool { core.running }
+    public func garageChanged() { core.loadRuns() }
 
     public func live() -> GPSLive {
         var v = core.live(receiver.status)
@@ -49,17 +61,20 @@ public final class GPSGate: GPSDesk, Sendable {
         let logger: Logger
         let wallClock: @Sendable () -> Double
         let onEvent: @Sendable (AccelerationEvent) -> Void
+        let store: RunStore?
         private let state: Mutex<State>
 
         struct State {
             var run: AccelerationRun
             var detail = "waiting for a fix"
-            var runs: [GPSRunView] = []
+            var runs: [GPSRunRecord] = []
+            var activeVehicle: String?
         }
 
-        init(settings: AccelerationSettings, logger: Logger, wallClock: @escaping @Sendable () -> Double,
+        init(settings: AccelerationSettings, store: RunStore?, logger: Logger, wallClock: @escaping @Sendable () -> Double,
              onEvent: @escaping @Sendable (AccelerationEvent) -> Void) {
             self.settings = settings
+            self.store = store
             self.logger = logger
             self.wallClock = wallClock
             self.onEvent = onEvent
@@ -69,21 +84,64 @@ public final class GPSGate: GPSDesk, Sendable {
         func ingest(_ fix: GPSFix) {
             let events = state.withLock { s in
                 let events = s.run.ingest(fix)
-                for e in events {
-                    switch e {
-                    case .state(_, let why): s.detail = why
-                    case .finished(let r):
-                        s.runs.insert(GPSRunView(r, rollout: settings.rollout, wallTime: wallClock()), at: 0)
-                        if s.runs.count > GPSGate.keptRuns { s.runs.removeLast() }
-                    case .launched, .milestone: break
-                    }
-                }
+                for case .state(_, let why) in events { s.detail = why }
                 return events
             }
             for e in events {
+                if case .finished(let r) = e { keep(GPSRunRecord(r, settings: settings, wallTime: wallClock())) }
                 log(e)
                 onEvent(e)
             }
+        }
+
+        /// A finished run: written to the garage (durable before it is shown), or kept in
+        /// memory when the database is not open or the write fails (said in the log).
+        private func keep(_ run: GPSRunRecord) {
+            var shown = run
+            if let store {
+                do throws(StoreError) {
+                    shown = try store.addGPSRun(run)
+                } catch {
+                    logger.error("GPS run not stored: \(error.description); it stays on the page until the gate stops")
+                }
+            }
+            state.withLock { s in
+                s.runs.insert(shown, at: 0)
+                if s.runs.count > GPSGate.keptRuns { s.runs.removeLast() }
+            }
+        }
+
+        var running: Bool { state.withLock { $0.run.state == .running } }
+
+        /// At the gate's start: the default vehicle active, the latest runs on show.
+        func loadGarage() {
+            guard let store else { return }
+            do throws(StoreError) { try store.activateDefaultVehicle() } catch { logger.error("GPS garage: \(error.description)") }
+            loadRuns()
+        }
+
+        func loadRuns() {
+            guard let store else { return }
+            do throws(StoreError) {
+                let runs = try store.gpsRuns(GPSRunQuery(limit: GPSGate.keptRuns))
+                state.withLock { $0.runs = runs }
+            } catch {
+                logger.error("GPS garage: \(error.description)")
+            }
+            refreshActive()
+        }
+
+        func refreshActive() {
+            guard let store else { return }
+            let name: String?
+            do throws(StoreError) {
+                let g = try store.garage()
+                name = g.vehicles.first { $0.vehicle.id == g.activeID }?.vehicle.name
+            } catch {
+                logger.error("GPS garage: \(error.description)")
+                return
+            }
+            state.withLock { $0.activeVehicle = name }
         }
 
         private func log(_ e: AccelerationEvent) {
@@ -113,10 +171,11 @@ public final class GPSGate: GPSDesk, Sendable {
                 if let p = s.run.progress {
                     v.elapsed = p.seconds
                     v.distance = p.distance
-                    v.milestones = p.times.map(GPSMilestoneView.init)
+                    v.milestones = p.times.map(GPSMilestoneRecord.init)
                 }
                 v.runs = s.runs
                 v.last = s.runs.first
+                v.activeVehicle = s.activeVehicle
                 return v
             }
         }

@@ -11,6 +11,7 @@ enum Schema {
     static let v4 = "v4-gate-frames"
     static let v5 = "v5-athlete-colours"
     static let v6 = "v6-photo-scale-corrections"
+    static let v7 = "v7-gps-garage"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -162,6 +163,37 @@ enum Schema {
                 ALTER TABLE photos ADD COLUMN composite_x INTEGER;
                 ALTER TABLE photos ADD COLUMN composite_width INTEGER;
                 ALTER TABLE runs ADD COLUMN original_total_ns INTEGER;
+                """)
+        }
+        m.registerMigration(v7) { db in
+            // The GPS acceleration timer's garage and runs. A run keeps its vehicle's name,
+            // so deleting a vehicle never loses its runs.
+            try db.execute(sql: """
+                CREATE TABLE vehicles (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    name TEXT NOT NULL,
+                    year INTEGER,
+                    make TEXT NOT NULL DEFAULT '',
+                    model TEXT NOT NULL DEFAULT '',
+                    trim TEXT NOT NULL DEFAULT '',
+                    colour TEXT NOT NULL DEFAULT '',
+                    notes TEXT NOT NULL DEFAULT ''
+                );
+                CREATE TABLE gps_runs (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    vehicle_id INTEGER REFERENCES vehicles(id) ON DELETE SET NULL,
+                    vehicle_name TEXT,
+                    wall_ms INTEGER NOT NULL,
+                    milestones TEXT NOT NULL,
+                    top_speed REAL NOT NULL,
+                    top_speed_s REAL NOT NULL,
+                    distance_m REAL NOT NULL,
+                    voided TEXT,
+                    fix_rate REAL NOT NULL,
+                    rollout INTEGER NOT NULL,
+                    accuracy_m REAL NOT NULL
+                );
+                CREATE INDEX gps_runs_vehicle ON gps_runs(vehicle_id, wall_ms);
                 """)
         }
         return m

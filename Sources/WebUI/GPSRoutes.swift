@@ -4,53 +4,25 @@
 
 import Foundation
 public import GPSTiming
+public import SQLiteStore
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
 import Synchronization
 
-/// One milestone as the page shows it. Seconds from the start; speeds in m/s.
-public struct GPSMilestoneView: Sendable, Hashable, Codable {
-    public var name: String
-    public var seconds: Double
-    /// One-sigma uncertainty, seconds.
-    public var uncertainty: Double
-    public var speed: Double
-    public var trapSpeed: Double?
-
+extension GPSMilestoneRecord {
+    /// A milestone's time as stored and shown.
     public init(_ m: MilestoneTime) {
-        name = m.milestone.description
-        seconds = m.seconds
-        uncertainty = m.uncertainty
-        speed = m.speed
-        trapSpeed = m.trapSpeed
+        self.init(name: m.milestone.description, seconds: m.seconds, uncertainty: m.uncertainty, speed: m.speed, trapSpeed: m.trapSpeed)
     }
 }
 
-/// A finished acceleration run.
-public struct GPSRunView: Sendable, Hashable, Codable {
-    public var milestones: [GPSMilestoneView]
-    /// m/s, and seconds from the start.
-    public var topSpeed: Double
-    public var topSpeedSeconds: Double
-    /// Metres.
-    public var distance: Double
-    /// Why the run has no times; nil for a timed run.
-    public var voided: String?
-    public var fixRate: Double
-    public var rollout: Bool
-    /// Unix seconds when it finished.
-    public var wallTime: Double
-
-    public init(_ r: AccelerationResult, rollout: Bool, wallTime: Double) {
-        milestones = r.times.map(GPSMilestoneView.init)
-        topSpeed = r.topSpeed
-        topSpeedSeconds = r.topSpeedSeconds
-        distance = r.distance
-        voided = r.voided
-        fixRate = r.fixRate
-        self.rollout = rollout
-        self.wallTime = wallTime
+extension GPSRunRecord {
+    /// A finished run as stored and shown, before the store gives it an id and vehicle.
+    public init(_ r: AccelerationResult, settings: AccelerationSettings, wallTime: Double) {
+        self.init(wallTime: wallTime, milestones: r.times.map(GPSMilestoneRecord.init), topSpeed: r.topSpeed,
+                  topSpeedSeconds: r.topSpeedSeconds, distance: r.distance, voided: r.voided, fixRate: r.fixRate,
+                  rollout: settings.rollout, accuracyGate: settings.accuracy)
     }
 }
 
@@ -82,11 +54,13 @@ public struct GPSLive: Sendable, Hashable, Codable {
     /// While running: seconds and metres from the launch, and the milestones so far.
     public var elapsed: Double?
     public var distance: Double?
-    public var milestones: [GPSMilestoneView]
-    /// The last finished run, and the runs since the gate started (newest first).
-    public var last: GPSRunView?
-    public var runs: [GPSRunView]
+    public var milestones: [GPSMilestoneRecord]
+    /// The last finished run, and the latest runs (newest first, stored in the garage).
+    public var last: GPSRunRecord?
+    public var runs: [GPSRunRecord]
     public var rollout: Bool
+    /// The vehicle runs are filed under now; nil without one.
+    public var activeVehicle: String?
 
     public init(status: ReceiverStatus, settings: AccelerationSettings, state: AccelerationState, stateDetail: String) {
         link = status.link.rawValue
@@ -110,10 +84,72 @@ public struct GPSLive: Sendable, Hashable, Codable {
     }
 }
 
-/// The page's view of the GPS timer (the daemon's GPS gate).
+/// The page's view of the GPS timer (the daemon's GPS gate) and its garage.
 public protocol GPSDesk: Sendable {
     /// The receiver and the timer now.
     func live() -> GPSLive
+    /// The garage's database (vehicles and runs); nil when it could not be opened.
+    var garageStore: RunStore? { get }
+    /// True while a run is timed: the active vehicle is locked.
+    var running: Bool { get }
+    /// The garage changed: the live view's active vehicle and runs are read again.
+    func garageChanged()
+}
+
+extension GPSDesk {
+    private func withStore<T>(_ body: (RunStore) throws(StoreError) -> T) throws(ResultsBookError) -> T {
+        guard let store = garageStore else {
+            throw ResultsBookError(.unavailable, field: "garage", reason: "the results database is not open: check the state directory (see the log)")
+        }
+        do throws(StoreError) { return try body(store) } catch { throw SQLiteResultsBook.bookError(error) }
+    }
+
+    private func lockedDuringRun(_ what: String) throws(ResultsBookError) {
+        if running { throw ResultsBookError(.conflict, field: "vehicle", reason: "cannot \(what) during a run: wait until it is complete") }
+    }
+
+    public func garage() throws(ResultsBookError) -> Garage { try withStore { s throws(StoreError) in try s.garage() } }
+
+    /// Adds a vehicle (its id ignored); the first becomes the default.
+    public func addVehicle(_ vehicle: Vehicle) throws(ResultsBookError) -> Vehicle {
+        let v = try withStore { s throws(StoreError) in try s.addVehicle(vehicle) }
+        garageChanged()
+        return v
+    }
+
+    public func updateVehicle(_ vehicle: Vehicle) throws(ResultsBookError) {
+        try withStore { s throws(StoreError) in try s.updateVehicle(vehicle) }
+        garageChanged()
+    }
+
+    /// Deletes a vehicle; its runs stay under its name.
+    public func deleteVehicle(id: Int64) throws(ResultsBookError) {
+        try lockedDuringRun("delete a vehicle")
+        try withStore { s throws(StoreError) in try s.deleteVehicle(id: id) }
+        garageChanged()
+    }
+
+    /// The vehicle the next runs are filed under; refused while a run is timed.
+    public func setActiveVehicle(id: Int64?) throws(ResultsBookError) {
+        try lockedDuringRun("change the active vehicle")
+        try withStore { s throws(StoreError) in try s.setActiveVehicle(id: id) }
+        garageChanged()
+    }
+
+    /// The vehicle active when the gate starts.
+    public func setDefaultVehicle(id: Int64?) throws(ResultsBookError) {
+        try withStore { s throws(StoreError) in try s.setDefaultVehicle(id: id) }
+        garageChanged()
+    }
+
+    public func runs(_ query: GPSRunQuery) throws(ResultsBookError) -> [GPSRunRecord] {
+        try withStore { s throws(StoreError) in try s.gpsRuns(query) }
+    }
+
+    public func deleteRun(id: Int64) throws(ResultsBookError) {
+        try withStore { s throws(StoreError) in try s.deleteGPSRun(id: id) }
+        garageChanged()
+    }
 }
 
 /// Where the daemon plugs its GPS timer in; empty on a gate without `[gps]`.
@@ -137,7 +173,113 @@ extension WebServer {
 
     func addGPSRoutes(to router: Router<WebContext>) {
         let s = self
+        @Sendable func call<T>(_ body: (any GPSDesk) throws(ResultsBookError) -> T) throws -> T {
+            let desk = try s.gpsDesk()
+            do { return try body(desk) } catch { throw error.api }
+        }
+        @Sendable func id(_ context: WebContext) throws -> Int64 {
+            guard let raw = context.parameters.get("id"), let v = Int64(raw), v > 0 else { throw APIError.invalid("id", "must be a positive integer") }
+            return v
+        }
+        @Sendable func vehicle(_ body: [String: Any], id: Int64?) throws -> Vehicle {
+            func text(_ key: String) throws -> String {
+                guard let v = body[key] else { return "" }
+                guard let t = v as? String else { throw APIError.invalid(key, "must be text") }
+                return t
+            }
+            guard let name = body["name"] as? String else { throw APIError.invalid("name", "a vehicle needs a name") }
+            var year: Int?
+            if let y = body["year"], !(y is NSNull) {
+                guard let n = y as? Int else { throw APIError.invalid("year", "must be a whole number, e.g. 2019") }
+                year = n
+            }
+            return Vehicle(id: id, name: name, year: year, make: try text("make"), model: try text("model"), trim: try text("trim"),
+                           colour: try text("colour"), notes: try text("notes"))
+        }
+        @Sendable func optionalVehicleID(_ body: [String: Any]) throws -> Int64? {
+            guard let v = body["id"], !(v is NSNull) else { return nil }
+            guard let n = v as? Int, n > 0 else { throw APIError.invalid("id", "a vehicle's id, or null for none") }
+            return Int64(n)
+        }
+        @Sendable func query(_ p: Parameters, defaultLimit: Int = 100) throws -> GPSRunQuery {
+            var q = GPSRunQuery(limit: defaultLimit)
+            if let v = p["vehicle"].map(String.init), !v.isEmpty {
+                guard let n = Int64(v), n > 0 else { throw APIError.invalid("vehicle", "must be a vehicle's id") }
+                q.vehicleID = n
+            }
+            switch p["sort"].map(String.init) ?? "date" {
+            case "date": q.order = .newest
+            case "oldest": q.order = .oldest
+            case "top": q.order = .topSpeed
+            case let m where Milestone.allCases.contains { $0.description == m }: q.order = .fastest(m)
+            case let other:
+                throw APIError.invalid("sort", "\"\(other)\" is not date, oldest, top or a milestone (\(Milestone.allCases.map(\.description).joined(separator: ", ")))")
+            }
+            if let l = p["limit"].map(String.init) {
+                guard let n = Int(l), (1 ... WebServer.maxPageSize).contains(n) else {
+                    throw APIError.invalid("limit", "must be 1...\(WebServer.maxPageSize)")
+                }
+                q.limit = n
+            }
+            return q
+        }
+
         router.get("/api/gps") { _, _ in try s.json(try s.gpsDesk().live()) }
+        router.get("/api/gps/garage") { _, _ in try s.json(try call { d throws(ResultsBookError) in try d.garage() }) }
+        router.get("/api/gps/runs") { request, _ in
+            let q = try query(request.uri.queryParameters)
+            return try s.json(try call { d throws(ResultsBookError) in try d.runs(q) })
+        }
+        router.get("/api/gps/export.json") { request, _ in
+            let q = try query(request.uri.queryParameters, defaultLimit: Int.max)
+            var r = try s.json(try call { d throws(ResultsBookError) in try d.runs(q) })
+            r.headers[.contentDisposition] = "attachment; filename=\"sprintgate-gps-runs.json\""
+            return r
+        }
+        router.get("/api/gps/export.csv") { request, _ in
+            let q = try query(request.uri.queryParameters, defaultLimit: Int.max)
+            let rows = try call { d throws(ResultsBookError) in try d.runs(q) }
+            return Response(status: .ok,
+                            headers: [.contentType: "text/csv; charset=utf-8",
+                                      .contentDisposition: "attachment; filename=\"sprintgate-gps-runs.csv\""],
+                            body: .init(byteBuffer: ByteBuffer(string: GPSExport.csv(rows))))
+        }
+        // Control: PIN.
+        router.post("/api/gps/vehicles") { request, context in
+            try s.requirePIN(request, context)
+            let v = try vehicle(try await s.body(request, context), id: nil)
+            return try s.json(try call { d throws(ResultsBookError) in try d.addVehicle(v) }, status: .created)
+        }
+        router.put("/api/gps/vehicles/:id") { request, context in
+            try s.requirePIN(request, context)
+            let v = try vehicle(try await s.body(request, context), id: try id(context))
+            try call { d throws(ResultsBookError) in try d.updateVehicle(v) }
+            return Response(status: .noContent)
+        }
+        router.delete("/api/gps/vehicles/:id") { request, context in
+            try s.requirePIN(request, context)
+            let v = try id(context)
+            try call { d throws(ResultsBookError) in try d.deleteVehicle(id: v) }
+            return Response(status: .noContent)
+        }
+        router.put("/api/gps/active") { request, context in
+            try s.requirePIN(request, context)
+            let v = try optionalVehicleID(try await s.body(request, context))
+            try call { d throws(ResultsBookError) in try d.setActiveVehicle(id: v) }
+            return Response(status: .noContent)
+        }
+        router.put("/api/gps/default") { request, context in
+            try s.requirePIN(request, context)
+            let v = try optionalVehicleID(try await s.body(request, context))
+            try call { d throws(ResultsBookError) in try d.setDefaultVehicle(id: v) }
+            return Response(status: .noContent)
+        }
+        router.delete("/api/gps/runs/:id") { request, context in
+            try s.requirePIN(request, context)
+            let r = try id(context)
+            try call { d throws(ResultsBookError) in try d.deleteRun(id: r) }
+            return Response(status: .noContent)
+        }
     }
 
     /// The in-car view's feed: the live state as JSON text, once per change.
@@ -168,4 +310,26 @@ extension WebServer {
             }
         }
     }
+}
+
+/// GPS runs as CSV: one row per run, a column per milestone (seconds), speeds in m/s.
+public enum GPSExport {
+    public static func csv(_ runs: [GPSRunRecord]) -> String {
+        let names = Milestone.allCases.map(\.description)
+        var out = (["id", "finished_utc", "vehicle", "voided"] + names.map { "\($0) s" }
+            + ["1/8 mile trap m/s", "1/4 mile trap m/s", "top speed m/s", "top speed at s", "distance m", "fix rate Hz", "rollout", "accuracy gate m"])
+            .map(ResultsExport.quote).joined(separator: ",") + "\r\n"
+        let iso = ISO8601DateFormatter()
+        let fixed = ResultsExport.fixed
+        for r in runs {
+            var row = [r.id.map(String.init) ?? "", iso.string(from: Date(timeIntervalSince1970: r.wallTime)), r.vehicleName ?? "", r.voided ?? ""]
+            row += names.map { n in r.milestone(n).map { fixed($0.seconds, 3) } ?? "" }
+            row += ["1/8 mile", "1/4 mile"].map { n in r.milestone(n)?.trapSpeed.map { fixed($0, 2) } ?? "" }
+            row += [fixed(r.topSpeed, 2), fixed(r.topSpeedSeconds, 2), fixed(r.distance, 1), fixed(r.fixRate, 1),
+                    r.rollout ? "yes" : "no", fixed(r.accuracyGate, 0)]
+            out += row.map(ResultsExport.quote).joined(separator: ",") + "\r\n"
+        }
+        return out
+    }
+
 }

@@ -349,7 +349,8 @@ public final class SQLiteResultsBook: ResultsBook {
         return record
     }
 
-    static func bookError(_ e: StoreError) -> ResultsBookError {
+    /// A store error as the page's: the field from the message, what to do in the reason.
+    public static func bookError(_ e: StoreError) -> ResultsBookError {
         switch e.kind {
         case .notFound: ResultsBookError(.notFound, field: "id", reason: e.message)
         case .invalid: ResultsBookError(.invalid, field: Self.field(of: e.message), reason: e.message)

@@ -299,7 +299,7 @@ extension DemoCommand {
         if videoDelay != nil { try videoSwitch.turnOn(&loop) }
         let gpsGate = gps.map { port in
             GPSGate(config: GPSDConfig(port: UInt16(port), wantedRate: 10), settings: AccelerationSettings(),
-                    logger: Logger(label: "sprintgate.gps"))
+                    store: storage.thread.store, logger: Logger(label: "sprintgate.gps"))
         }
         if let gpsGate {
             gpsGate.start()

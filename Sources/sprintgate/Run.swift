@@ -207,7 +207,7 @@ struct RunCommand: ParsableCommand {
         let gps = settings.gps.map { g in
             GPSGate(config: GPSDConfig(host: g.host, port: UInt16(g.port), wantedRate: Double(g.rateHz), setRate: g.setRate),
                     settings: AccelerationSettings(accuracy: Double(g.accuracyMetres), rollout: g.rollout),
-                    logger: Logger(label: "sprintgate.gps"))
+                    store: storage.thread.store, logger: Logger(label: "sprintgate.gps"))
         }
         if let gps, let g = settings.gps {
             gps.start()

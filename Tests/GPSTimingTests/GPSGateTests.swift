@@ -7,6 +7,7 @@ import GateDaemon
 import GPSD
 import GPSTiming
 import Logging
+import SQLiteStore
 import Synchronization
 import Testing
 import WebUI
@@ -25,9 +26,13 @@ struct GPSGateTests {
         // (a test polling from outside would depend on the machine's load).
         struct Seen { var states: [String] = []; var atMilestone: [GPSLive] = []; var atFinish: GPSLive? }
         let seen = Mutex(Seen())
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-gps-\(getpid())-\(port)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try RunStore(directory: directory, logger: Logger(label: "test"))
+        let golf = try store.addVehicle(Vehicle(name: "Blue Golf", year: 2019, make: "VW", model: "Golf", trim: "GTI"))
         let box = Mutex<GPSGate?>(nil)
-        let gate = GPSGate(config: GPSDConfig(port: port, wantedRate: 10), settings: AccelerationSettings(), logger: Logger(label: "test"),
-                           wallClock: { 1_800_000_000 }) { event in
+        let gate = GPSGate(config: GPSDConfig(port: port, wantedRate: 10), settings: AccelerationSettings(), store: store,
+                           logger: Logger(label: "test"), wallClock: { 1_800_000_000 }) { event in
             guard let live = box.withLock({ $0 })?.live() else { return }
             seen.withLock { s in
                 switch event {
@@ -58,11 +63,12 @@ struct GPSGateTests {
         let elapsed = r.compactMap(\.elapsed), distance = r.compactMap(\.distance), speed = r.compactMap(\.speed)
         #expect(elapsed.count == 8 && elapsed == elapsed.sorted() && distance == distance.sorted() && speed == speed.sorted())
         #expect(r.first?.milestones.first?.name == "60 ft" && r.last?.milestones.last?.name == "1/4 mile")
-        #expect(m.last?.state == "complete" && m.last?.last?.milestones.last?.name == "1/2 mile")
+        #expect(m.last?.state == "complete")
         #expect(Set(m.map(\.version)).count == m.count)
         let last = try #require(s.atFinish)
         #expect(last.state == "complete" && abs((last.rate ?? 0) - 10) < 1 && last.accuracyGate == 10)
         let run = try #require(last.last)
+        #expect(run.milestones.last?.name == "1/2 mile")
         #expect(run.voided == nil && run.wallTime == 1_800_000_000 && last.runs.count == 1)
         let sixty = try #require(run.milestones.first { $0.name == "0-60 mph" })
         let quarter = try #require(run.milestones.first { $0.name == "1/4 mile" })
@@ -74,6 +80,15 @@ struct GPSGateTests {
         #expect(json.contains("\"state\":\"complete\"") && json.contains("\"name\":\"1\\/4 mile\""))
         // The finished run stays on show after the feed ends.
         #expect(gate.live().state == "complete")
+        // Stored, under the active vehicle, before it was shown; and on show again after a restart.
+        #expect(run.id != nil && run.vehicleID == golf.id && run.vehicleName == "Blue Golf" && last.activeVehicle == "Blue Golf")
+        #expect(try store.gpsRuns(GPSRunQuery()) == [run])
+        gate.stop()
+        let again = GPSGate(config: GPSDConfig(port: GPSFake.freePort()), settings: AccelerationSettings(), store: store, logger: Logger(label: "test"))
+        again.start()
+        defer { again.stop() }
+        #expect(again.live().runs == [run] && again.live().activeVehicle == "Blue Golf")
+        #expect(try store.garage().vehicles.first?.runs == 1 && store.garage().vehicles.first?.bests["0-60 mph"] == sixty.seconds)
     }
 
     /// The drive `scripts/browser-test` plays to the page's in-car view.
@@ -100,7 +115,7 @@ struct GPSGateTests {
     @Test("no gpsd: the live view says so and how to fix it, the timer acquiring; nothing stops")
     func noGPSD() async throws {
         let gate = GPSGate(config: GPSDConfig(port: GPSFake.freePort(), wantedRate: 10), settings: AccelerationSettings(accuracy: 5),
-                           logger: Logger(label: "test"))
+                           store: nil, logger: Logger(label: "test"))
         gate.start()
         defer { gate.stop() }
         let end = Date().addingTimeInterval(10)

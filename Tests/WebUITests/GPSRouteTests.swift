@@ -6,16 +6,26 @@
 import Foundation
 import GPSTiming
 import Hummingbird
+import Logging
 import HummingbirdTesting
 import Synchronization
+import SQLiteStore
 import Testing
 @testable import WebUI
 
 final class StandInGPSDesk: GPSDesk {
     let state: Mutex<GPSLive>
-    init(_ live: GPSLive) { state = Mutex(live) }
+    let garageStore: RunStore?
+    let isRunning = Atomic<Bool>(false)
+    let changes = Atomic<Int>(0)
+    init(_ live: GPSLive, store: RunStore? = nil) {
+        state = Mutex(live)
+        garageStore = store
+    }
     func live() -> GPSLive { state.withLock { $0 } }
     func update(_ body: (inout GPSLive) -> Void) { state.withLock { body(&$0); $0.version += 1 } }
+    var running: Bool { isRunning.load(ordering: .relaxed) }
+    func garageChanged() { changes.add(1, ordering: .relaxed) }
 
     static func sample() -> GPSLive {
         var status = ReceiverStatus(wantedRate: 10)
@@ -32,7 +42,7 @@ final class StandInGPSDesk: GPSDesk {
         let result = AccelerationResult(launch: GPSTime(seconds: 10), start: GPSTime(seconds: 10),
                                         times: [MilestoneTime(milestone: .zeroTo60mph, seconds: 4.21, uncertainty: 0.02, speed: 26.8)],
                                         topSpeed: 40, topSpeedSeconds: 9.5, distance: 300, voided: nil, fixRate: 10)
-        v.last = GPSRunView(result, rollout: false, wallTime: 1_800_000_000)
+        v.last = GPSRunRecord(result, settings: AccelerationSettings(), wallTime: 1_800_000_000)
         v.runs = [v.last!]
         return v
     }
@@ -79,6 +89,92 @@ struct GPSRouteTests {
             desk.update { $0.state = "running"; $0.speed = 12.5; $0.elapsed = 1.5 }
             let second = try await ws.readText()
             #expect(second.contains("\"state\":\"running\"") && second.contains("\"speed\":12.5"))
+        }
+    }
+
+    @Test("the garage: vehicles added with the PIN (a name required, a bad year named), the first the default and active; runs filed under the active vehicle, sorted by a milestone, filtered, exported as CSV and JSON, deleted; the active vehicle locked during a run; a vehicle deleted keeps its runs")
+    func garage() async throws {
+        let f = Fixture()
+        let store = try RunStore(directory: f.directory.path + "/garage", logger: Logger(label: "test"))
+        let desk = StandInGPSDesk(StandInGPSDesk.sample(), store: store)
+        f.bridge.gps.connect(desk)
+        try await f.test { client in
+            try await client.execute(uri: "/api/gps/vehicles", method: .post, body: body("{\"name\": \"Golf\"}")) { r in
+                #expect(r.status == .unauthorized)
+            }
+            try await client.execute(uri: "/api/gps/vehicles", method: .post, headers: pinHeader, body: body("{\"make\": \"VW\"}")) { r in
+                #expect(r.status == .badRequest && r.errorField == "name")
+            }
+            try await client.execute(uri: "/api/gps/vehicles", method: .post, headers: pinHeader, body: body("{\"name\": \"Golf\", \"year\": 1700}")) { r in
+                #expect(r.status == .badRequest && r.errorField == "year" && r.text.contains("1886 to 2100"))
+            }
+            var ids: [Int] = []
+            for v in ["{\"name\": \"Blue Golf\", \"year\": 2019, \"make\": \"VW\", \"model\": \"Golf\", \"trim\": \"GTI\", \"colour\": \"blue\", \"notes\": \"stock\"}",
+                      "{\"name\": \"Kart\"}"] {
+                try await client.execute(uri: "/api/gps/vehicles", method: .post, headers: pinHeader, body: body(v)) { r in
+                    #expect(r.status == .created)
+                    ids.append(r.json["id"] as? Int ?? 0)
+                }
+            }
+            let changes = desk.changes.load(ordering: .relaxed)
+            #expect(changes == 2)
+            try await client.execute(uri: "/api/gps/garage", method: .get) { r in
+                #expect(r.json["defaultID"] as? Int == ids[0] && r.json["activeID"] as? Int == ids[0])
+                let first = (r.json["vehicles"] as? [[String: Any]])?.first?["vehicle"] as? [String: Any]
+                #expect(first?["trim"] as? String == "GTI" && first?["year"] as? Int == 2019)
+            }
+            // Two runs on the Golf, one on the kart.
+            func run(_ sixty: Double, top: Double) -> GPSRunRecord {
+                GPSRunRecord(wallTime: 1_800_000_000 + sixty, milestones: [GPSMilestoneRecord(name: "0-60 mph", seconds: sixty, uncertainty: 0.02, speed: 26.8),
+                                                                            GPSMilestoneRecord(name: "1/4 mile", seconds: sixty * 3, uncertainty: 0.03, speed: 50, trapSpeed: 49.5)],
+                             topSpeed: top, topSpeedSeconds: 10, distance: 420, voided: nil, fixRate: 10, rollout: false, accuracyGate: 10)
+            }
+            _ = try store.addGPSRun(run(5.1, top: 50))
+            _ = try store.addGPSRun(run(4.8, top: 48))
+            desk.isRunning.store(true, ordering: .relaxed)
+            try await client.execute(uri: "/api/gps/active", method: .put, headers: pinHeader, body: body("{\"id\": \(ids[1])}")) { r in
+                #expect(r.status == .conflict && r.text.contains("during a run"))
+            }
+            desk.isRunning.store(false, ordering: .relaxed)
+            try await client.execute(uri: "/api/gps/active", method: .put, headers: pinHeader, body: body("{\"id\": \(ids[1])}")) { r in
+                #expect(r.status == .noContent)
+            }
+            _ = try store.addGPSRun(run(6.5, top: 30))
+            try await client.execute(uri: "/api/gps/runs?sort=0-60%20mph", method: .get) { r in
+                let runs = r.jsonArray
+                #expect(runs.map { $0["vehicleName"] as? String } == ["Blue Golf", "Blue Golf", "Kart"])
+                #expect(((runs.first?["milestones"] as? [[String: Any]])?.first?["seconds"] as? Double) == 4.8)
+            }
+            try await client.execute(uri: "/api/gps/runs?vehicle=\(ids[0])&sort=top", method: .get) { r in
+                #expect(r.jsonArray.map { $0["topSpeed"] as? Double } == [50, 48])
+            }
+            try await client.execute(uri: "/api/gps/runs?sort=fastest", method: .get) { r in
+                #expect(r.status == .badRequest && r.errorField == "sort" && r.text.contains("0-60 mph"))
+            }
+            try await client.execute(uri: "/api/gps/export.csv?vehicle=\(ids[0])", method: .get) { r in
+                let lines = r.text.split(separator: "\r\n")
+                #expect(lines.count == 3 && lines[0].hasPrefix("id,finished_utc,vehicle,voided,0-60 mph s"))
+                // Newest first: the 5.1 s run, then the 4.8 s one.
+                #expect(lines[1].contains(",Blue Golf,,5.100,") && lines[2].contains(",4.800,") && lines[2].contains(",49.50,"))
+            }
+            try await client.execute(uri: "/api/gps/export.json", method: .get) { r in
+                #expect(r.jsonArray.count == 3)
+            }
+            try await client.execute(uri: "/api/gps/garage", method: .get) { r in
+                let vehicles = r.json["vehicles"] as? [[String: Any]] ?? []
+                #expect(vehicles.map { $0["runs"] as? Int } == [2, 1])
+                #expect((vehicles.first?["bests"] as? [String: Any])?["0-60 mph"] as? Double == 4.8)
+                #expect(r.json["activeID"] as? Int == ids[1])
+            }
+            // Deleting the Golf keeps its runs under its name.
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[0])", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            try await client.execute(uri: "/api/gps/runs", method: .get) { r in
+                #expect(r.jsonArray.count == 3 && r.jsonArray.filter { $0["vehicleName"] as? String == "Blue Golf" }.count == 2)
+            }
+            let newest = try #require(try store.gpsRuns(GPSRunQuery()).first?.id)
+            try await client.execute(uri: "/api/gps/runs/\(newest)", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            try await client.execute(uri: "/api/gps/runs/\(newest)", method: .delete, headers: pinHeader) { r in #expect(r.status == .notFound) }
+            #expect(try store.gpsRuns(GPSRunQuery()).count == 2)
         }
     }
 }

@@ -28,16 +28,24 @@ function gpsLock(l) {
 
 function gpsMilestoneRow(m) {
   const tr = el("tr");
-  tr.append(el("td", m.name), el("td", fmt(m.seconds, 2) + " s", "t"),
-            el("td", "±" + fmt(m.uncertainty, 2), "small"),
+  const t = el("td", fmt(m.seconds, 2) + " s", "t");
+  t.append(el("span", " ±" + fmt(m.uncertainty, 2), "small unc"));
+  tr.append(el("td", m.name), t,
             el("td", fmt(gpsSpeed(m.trapSpeed !== null && m.trapSpeed !== undefined ? m.trapSpeed : m.speed), 1) + " " + gpsUnit() + (m.trapSpeed ? " trap" : "")));
   return tr;
 }
 
 function gpsRunItem(r) {
   const li = el("li");
+  const del = el("button", "Delete", "stop small-button");
+  del.onclick = async () => {
+    if (!confirm("Delete this run?")) return;
+    if (await control("DELETE", "/api/gps/runs/" + r.id, undefined, "Run deleted.") !== undefined) gpsHistory();
+  };
+  if (r.vehicleName) li.append(el("span", r.vehicleName + " · "));
   if (r.voided) {
     li.append(el("span", when(r.wallTime) + " "), el("strong", "voided: " + r.voided));
+    if (r.id) li.append(" ", del);
     return li;
   }
   const best = r.milestones.find((m) => m.name === (gps.metric ? "0-100 km/h" : "0-60 mph")) || r.milestones[0];
@@ -46,7 +54,83 @@ function gpsRunItem(r) {
             el("strong", best ? best.name + " " + fmt(best.seconds, 2) + " s" : "no milestone"),
             el("span", (quarter ? " · 1/4 mile " + fmt(quarter.seconds, 2) + " s" : "") +
                        " · top " + fmt(gpsSpeed(r.topSpeed), 1) + " " + gpsUnit() + (r.rollout ? " · rollout" : "")));
+  if (r.id) li.append(" ", del);
   return li;
+}
+
+// The runs, filtered and sorted as chosen; read again when a run finishes or is deleted.
+async function gpsHistory() {
+  const v = $("g-h-vehicle").value, sort = $("g-h-sort").value;
+  const q = "?sort=" + encodeURIComponent(sort) + (v ? "&vehicle=" + v : "");
+  $("g-csv").href = "/api/gps/export.csv" + q;
+  $("g-json").href = "/api/gps/export.json" + q;
+  let runs;
+  try { runs = await api("GET", "/api/gps/runs" + q + "&limit=50"); } catch (e) { runs = gps.live ? gps.live.runs : []; }
+  gps.history = runs;
+  $("g-runs").replaceChildren(...runs.map(gpsRunItem));
+}
+
+function vehicleLine(gv) {
+  const v = gv.vehicle;
+  const what = [v.year, v.make, v.model, v.trim].filter((x) => x).join(" ");
+  const best = gv.bests[gps.metric ? "0-100 km/h" : "0-60 mph"], quarter = gv.bests["1/4 mile"];
+  return (what ? what + " · " : "") + count(gv.runs, "run", "runs") +
+    (best ? " · best " + (gps.metric ? "0-100 km/h " : "0-60 mph ") + fmt(best, 2) + " s" : "") + (quarter ? " · 1/4 mile " + fmt(quarter, 2) + " s" : "");
+}
+
+async function gpsGarage() {
+  let g;
+  try { g = await api("GET", "/api/gps/garage"); } catch (e) { $("g-vehicle").disabled = true; return null; }
+  gps.garage = g;
+  for (const [id, none] of [["g-vehicle", "— none —"], ["g-h-vehicle", "Every vehicle"]]) {
+    const sel = $(id), keep = id === "g-vehicle" ? String(g.activeID || "") : sel.value;
+    sel.replaceChildren(el("option", none), ...g.vehicles.map((gv) => el("option", gv.vehicle.name)));
+    sel.options[0].value = "";
+    g.vehicles.forEach((gv, i) => { sel.options[i + 1].value = String(gv.vehicle.id); });
+    sel.value = keep;
+  }
+  $("garage-list").replaceChildren(...g.vehicles.map((gv) => {
+    const li = el("li");
+    const v = gv.vehicle;
+    const edit = el("button", "Edit");
+    edit.onclick = () => vehicleForm(v);
+    const def = el("button", gv.vehicle.id === g.defaultID ? "Default" : "Make default");
+    def.disabled = gv.vehicle.id === g.defaultID;
+    def.onclick = async () => { if (await control("PUT", "/api/gps/default", { id: v.id }, v.name + " is the default.") !== undefined) gpsGarage(); };
+    const del = el("button", "Delete", "stop");
+    del.onclick = async () => {
+      if (!confirm("Delete " + v.name + "? Its runs stay, under its name.")) return;
+      if (await control("DELETE", "/api/gps/vehicles/" + v.id, undefined, v.name + " deleted.") !== undefined) { gpsGarage(); gpsHistory(); }
+    };
+    li.append(el("strong", v.name), el("div", vehicleLine(gv), "small"), el("div", v.notes || "", "small"));
+    const row = el("div", undefined, "row");
+    row.append(edit, def, del);
+    li.append(row);
+    return li;
+  }));
+  return g;
+}
+
+function vehicleForm(v) {
+  gps.editing = v ? v.id : null;
+  $("vehicle-title").textContent = v ? "Edit " + v.name : "New vehicle";
+  for (const k of ["name", "make", "model", "trim", "colour", "notes"]) $("veh-" + k).value = v ? v[k] || "" : "";
+  $("veh-year").value = v && v.year ? String(v.year) : "";
+  $("veh-name").focus();
+}
+
+async function saveVehicle() {
+  const body = {};
+  for (const k of ["name", "make", "model", "trim", "colour", "notes"]) body[k] = $("veh-" + k).value.trim();
+  const year = $("veh-year").value.trim();
+  if (year && !/^[0-9]{4}$/.test(year)) { say("Year: four digits, e.g. 2019", true); return; }
+  body.year = year ? Number(year) : null;
+  const r = gps.editing
+    ? await control("PUT", "/api/gps/vehicles/" + gps.editing, body, body.name + " saved.")
+    : await control("POST", "/api/gps/vehicles", body, body.name + " added to the garage.");
+  if (r === undefined) return;
+  vehicleForm(null);
+  await gpsGarage();
 }
 
 function drawGPS() {
@@ -73,7 +157,14 @@ function drawGPS() {
   } else {
     $("g-top").textContent = "";
   }
-  $("g-runs").replaceChildren(...l.runs.map(gpsRunItem));
+  // A new or deleted run: the list is read again.
+  const runsKey = l.runs.map((r) => r.id).join(",");
+  if (runsKey !== gps.runsKey) { gps.runsKey = runsKey; gpsHistory(); }
+  $("g-vehicle").disabled = running || !gps.garage;
+  if (document.activeElement !== $("g-vehicle") && gps.garage) {
+    const active = gps.garage.vehicles.find((gv) => gv.vehicle.name === l.activeVehicle);
+    $("g-vehicle").value = active ? String(active.vehicle.id) : "";
+  }
   $("g-units").textContent = gps.metric ? "Units: metric" : "Units: imperial";
 }
 
@@ -117,7 +208,21 @@ window.addEventListener("DOMContentLoaded", async () => {
   gps.on = true;
   gps.live = first;
   $("gps-section").hidden = false;
+  await gpsGarage();
   drawGPS();
+  $("g-vehicle").onchange = async () => {
+    const id = $("g-vehicle").value;
+    await control("PUT", "/api/gps/active", { id: id ? Number(id) : null }, "Runs now go to " + (id ? $("g-vehicle").selectedOptions[0].textContent : "no vehicle") + ".");
+    await gpsGarage();
+  };
+  $("g-h-vehicle").onchange = gpsHistory;
+  $("g-h-sort").onchange = gpsHistory;
+  $("g-garage").onclick = async () => { await gpsGarage(); vehicleForm(null); $("garage-dialog").showModal(); };
+  $("vehicle-form").addEventListener("submit", (e) => {
+    if (e.submitter && e.submitter.value === "new") { e.preventDefault(); vehicleForm(null); return; }
+    e.preventDefault();
+    saveVehicle();
+  });
   $("g-car").onclick = () => gpsInCar(!document.body.classList.contains("in-car"));
   $("g-units").onclick = () => {
     gps.metric = !gps.metric;
