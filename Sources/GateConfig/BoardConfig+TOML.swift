@@ -30,7 +30,7 @@ extension BoardConfig {
         }
 
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys([], tables: ["board", "camera", "audio", "gpio", "peer"])
+        try doc.checkKeys([], tables: ["board", "camera", "audio", "gpio", "peer", "gps_receiver"])
         let board = try doc.requiredTable("board")
         try board.checkKeys(["name", "thermal_zone", "video_encoder"])
         let encoder = try board.string("video_encoder", "one of " + BoardConfig.videoEncoders.joined(separator: ", "))
@@ -46,8 +46,25 @@ extension BoardConfig {
             peer: try Self.peer(doc.requiredTable("peer")),
             source: file,
             thermalZone: try board.optionalAbsolutePath("thermal_zone", "file") ?? BoardConfig.defaultThermalZone,
-            videoEncoder: encoder ?? "libx264"
+            videoEncoder: encoder ?? "libx264",
+            gpsReceiver: try doc.table("gps_receiver").map(Self.gpsReceiver)
         )
+    }
+
+    private static func gpsReceiver(_ r: TableReader) throws(ConfigError) -> GPSReceiverConfig {
+        try r.checkKeys(["device", "baud"])
+        let device = try r.string("device", expected: "\"usb\" or a serial device under /dev/, e.g. /dev/serial0") {
+            $0.isVisibleASCII
+        }
+        guard device == "usb" || (device.hasPrefix("/dev/") && device.count > 5) else {
+            throw r.error(.invalidValue, "device", "\"\(device)\" is not \"usb\" or a serial device under /dev/, e.g. /dev/serial0")
+        }
+        var baud: Int?
+        if r.table["baud"] != nil {
+            guard device != "usb" else { throw r.error(.invalidValue, "baud", "a receiver on USB has no baud rate: leave baud out") }
+            baud = try r.int("baud", oneOf: GPSReceiverConfig.bauds)
+        }
+        return GPSReceiverConfig(device: device, baud: baud)
     }
 
     /// Reads and decodes the board file at `path`; errors name the file as `path`.

@@ -28,6 +28,8 @@ public struct BoardConfig: Sendable, Hashable {
     /// The delayed video's H.264 encoder on this board, from `[board] video_encoder`:
     /// `h264_v4l2m2m` where the SoC has one (a Pi 4, a Zero 2 W), `libx264` otherwise.
     public var videoEncoder: String
+    /// The GPS receiver gpsd reads for GPS timing, from `[gps_receiver]`; nil without one.
+    public var gpsReceiver: GPSReceiverConfig?
 
     /// The encoders a board file may name.
     public static let videoEncoders = ["libx264", "h264_v4l2m2m"]
@@ -44,7 +46,8 @@ public struct BoardConfig: Sendable, Hashable {
         peer: PeerConfig,
         source: String,
         thermalZone: String = BoardConfig.defaultThermalZone,
-        videoEncoder: String = "libx264"
+        videoEncoder: String = "libx264",
+        gpsReceiver: GPSReceiverConfig? = nil
     ) {
         self.name = name
         self.camera = camera
@@ -54,6 +57,23 @@ public struct BoardConfig: Sendable, Hashable {
         self.source = source
         self.thermalZone = thermalZone
         self.videoEncoder = videoEncoder
+        self.gpsReceiver = gpsReceiver
+    }
+}
+
+/// Where the GPS receiver is, for gpsd (`scripts/install` writes gpsd's settings from it).
+public struct GPSReceiverConfig: Sendable, Hashable {
+    /// `usb`: gpsd finds a receiver on USB when it is plugged in; else its serial device,
+    /// e.g. `/dev/serial0` for one on a Raspberry Pi's UART.
+    public var device: String
+    /// The serial speed of a receiver on a UART, bits a second; nil lets gpsd find it.
+    public var baud: Int?
+
+    public static let bauds = [4800, 9600, 19200, 38400, 57600, 115200, 230400]
+
+    public init(device: String, baud: Int? = nil) {
+        self.device = device
+        self.baud = baud
     }
 }
 

@@ -81,6 +81,8 @@ struct BoardFilesTests {
             }
             let button = try #require(board.gpio[.startButton])
             #expect(button.activeLow && button.bias == .pullUp && button.debounceMilliseconds > 0)
+            // A GPS receiver on USB; the UART's GPIO14/15 stay free for one there.
+            #expect(board.gpsReceiver == GPSReceiverConfig(device: "usb"), "\(name)")
         }
     }
 
@@ -89,6 +91,7 @@ struct BoardFilesTests {
         let board = try BoardConfig(contentsOf: Repo.boards.appendingPathComponent("generic-usb.toml").path)
         #expect(board.gpio.isEmpty)
         #expect(board.audio.device == "default")
+        #expect(board.gpsReceiver == GPSReceiverConfig(device: "usb"))
         try board.validateLineNames(chipsDirectory: Repo.chips.path)
     }
 

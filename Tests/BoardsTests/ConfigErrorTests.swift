@@ -311,6 +311,21 @@ struct ConfigErrorTests {
         #expect(try BoardConfig(toml: hardware, file: file).videoEncoder == "h264_v4l2m2m")
     }
 
+    @Test("[gps_receiver]: none when absent; usb; a UART with its baud; bad devices and bauds named")
+    func gpsReceiver() throws {
+        #expect(try BoardConfig(toml: validBoard, file: file).gpsReceiver == nil)
+        #expect(try BoardConfig(toml: validBoard + "\n[gps_receiver]\ndevice = \"usb\"\n", file: file).gpsReceiver == GPSReceiverConfig(device: "usb"))
+        let uart = try BoardConfig(toml: validBoard + "\n[gps_receiver]\ndevice = \"/dev/serial0\"\nbaud = 9600\n", file: file)
+        #expect(uart.gpsReceiver == GPSReceiverConfig(device: "/dev/serial0", baud: 9600))
+        for (table, key, says) in [("device = \"serial0\"", "gps_receiver.device", "not \"usb\" or a serial device under /dev/"),
+                                   ("device = \"usb\"\nbaud = 9600", "gps_receiver.baud", "a receiver on USB has no baud rate"),
+                                   ("device = \"/dev/ttyS0\"\nbaud = 9601", "gps_receiver.baud", "not one of 4800, 9600"),
+                                   ("device = \"usb\"\nspeed = 9600", "gps_receiver.speed", "allowed keys: device, baud")] {
+            let error = try #require(decodeError(validBoard + "\n[gps_receiver]\n" + table + "\n"), "\(table) decoded")
+            #expect(error.keyPath == key && error.message.contains(says), "\(error)")
+        }
+    }
+
     @Test("optional keys take their defaults")
     func defaults() throws {
         let text = validBoard.replacingOccurrences(of: "bias = \"pull-up\"\ndebounce_ms = 20\n", with: "")

@@ -275,6 +275,9 @@ struct InstallScriptTests {
         }
         let settings = try String(contentsOfFile: dir.path + "/etc/sprintgate/gate.toml", encoding: .utf8)
         #expect(settings.contains("board = \"/usr/share/sprintgate/boards/raspberry-pi-5-usbcam.toml\""))
+        // gpsd set up for the board's GPS receiver on USB.
+        let gpsd = try String(contentsOfFile: dir.path + "/etc/default/gpsd", encoding: .utf8)
+        #expect(gpsd.contains("USBAUTO=\"true\"\nDEVICES=\"\"\nGPSD_OPTIONS=\"-n\""), "\(gpsd)")
         // With the board path pointed into the install root, the written settings decode.
         let local = settings.replacingOccurrences(of: "\"/usr/share", with: "\"\(dir.path)/usr/share")
         try local.write(toFile: dir.file("gate.toml"), atomically: true, encoding: .utf8)
