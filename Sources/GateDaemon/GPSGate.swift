@@ -2,6 +2,7 @@
 // The GPS acceleration timer as the daemon runs it: gpsd's client feeding the timer, the
 // state the page shows, and the log.
 
+public import Engine
 import Foundation
 public import GPSD
 public import GPSTiming
@@ -43,6 +44,18 @@ public final class GPSGate: GPSDesk, Sendable {
     public func stop() { receiver.stop() }
 
     public var status: ReceiverStatus { receiver.status }
+
+    /// What the driver hears and sees for an event of the timer (the loop's buzzer, LED and
+    /// sounds): armed, launch, each milestone, and the run complete or voided.
+    public static func cue(for event: AccelerationEvent) -> FeedbackCue? {
+        switch event {
+        case .state(.armed, _): .attention
+        case .state: nil
+        case .launched: .go
+        case .milestone: .mark
+        case .finished(let r): r.voided == nil ? .done : .fault
+        }
+    }
 
     public var garageStore: RunStore? { core.store }
     public var running: Bool { core.running }

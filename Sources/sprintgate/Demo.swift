@@ -298,8 +298,12 @@ extension DemoCommand {
         }
         if videoDelay != nil { try videoSwitch.turnOn(&loop) }
         let gpsGate = gps.map { port in
-            GPSGate(config: GPSDConfig(port: UInt16(port), wantedRate: 10), settings: AccelerationSettings(),
-                    store: storage.thread.store, logger: Logger(label: "sprintgate.gps"))
+            let cues = FeedbackCues()
+            loop.cues = cues
+            return GPSGate(config: GPSDConfig(port: UInt16(port), wantedRate: 10), settings: AccelerationSettings(),
+                           store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
+                if let cue = GPSGate.cue(for: event) { cues.request(cue) }
+            })
         }
         if let gpsGate {
             gpsGate.start()

@@ -204,10 +204,15 @@ struct RunCommand: ParsableCommand {
             log.warning("[video] is enabled but the page is off (--web-port 0): the delayed view needs the page; video stays off")
         }
         // The GPS acceleration timer: gpsd's client on its own thread, shown on the page.
+        // Its events reach the driver through the loop's buzzer, crossing LED and sounds.
         let gps = settings.gps.map { g in
-            GPSGate(config: GPSDConfig(host: g.host, port: UInt16(g.port), wantedRate: Double(g.rateHz), setRate: g.setRate),
-                    settings: AccelerationSettings(accuracy: Double(g.accuracyMetres), rollout: g.rollout),
-                    store: storage.thread.store, logger: Logger(label: "sprintgate.gps"))
+            let cues = FeedbackCues()
+            loop.cues = cues
+            return GPSGate(config: GPSDConfig(host: g.host, port: UInt16(g.port), wantedRate: Double(g.rateHz), setRate: g.setRate),
+                           settings: AccelerationSettings(accuracy: Double(g.accuracyMetres), rollout: g.rollout),
+                           store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
+                if let cue = GPSGate.cue(for: event) { cues.request(cue) }
+            })
         }
         if let gps, let g = settings.gps {
             gps.start()

@@ -3,6 +3,7 @@
 // page's live view followed as the timer arms, runs and completes.
 
 import Foundation
+import Engine
 import GateDaemon
 import GPSD
 import GPSTiming
@@ -110,6 +111,23 @@ struct GPSGateTests {
         }
         let kept = try #require(try? String(contentsOf: Self.pageDrive, encoding: .utf8), "run with SPRINTGATE_REBUILD_CHK=1")
         #expect(kept == log)
+    }
+
+    @Test("the driver's feedback: armed, launch, each milestone, and complete or voided each have a cue; other states none")
+    func cues() {
+        let timed = AccelerationResult(launch: GPSTime(seconds: 1), start: GPSTime(seconds: 1), times: [], topSpeed: 30, topSpeedSeconds: 5,
+                                       distance: 100, voided: nil, fixRate: 10)
+        var voided = timed
+        voided.voided = "no fix for 2.0 s"
+        let m = MilestoneTime(milestone: .feet60, seconds: 2.3, uncertainty: 0.02, speed: 15)
+        #expect(GPSGate.cue(for: .state(.armed, "standing still")) == .attention)
+        #expect(GPSGate.cue(for: .launched(GPSTime(seconds: 1))) == .go)
+        #expect(GPSGate.cue(for: .milestone(m)) == .mark)
+        #expect(GPSGate.cue(for: .finished(timed)) == .done)
+        #expect(GPSGate.cue(for: .finished(voided)) == .fault)
+        for s in [AccelerationState.acquiring, .ready, .running, .complete, .voided] {
+            #expect(GPSGate.cue(for: .state(s, "")) == nil)
+        }
     }
 
     @Test("no gpsd: the live view says so and how to fix it, the timer acquiring; nothing stops")
