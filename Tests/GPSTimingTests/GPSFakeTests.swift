@@ -103,6 +103,30 @@ struct GPSFakeTests {
         #expect(events.contains { if case .state(.acquiring, let why) = $0 { return why.hasPrefix("fix worse than 10 m") } else { return false } })
     }
 
+    @Test("multipath through gpsd: one epoch mid-run with its position thrown 40 m and its Doppler speed 4 m/s high (a reflection), and a second one 2 s later 3 m/s low; the run is timed, the 1/4 mile within 15 ms of truth")
+    func multipath() async throws {
+        if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }
+        let truth = Truth(Self.realistic)
+        var epochs = NMEALog.epochs(truth, rate: 10, still: 3.0)
+        let a = try #require(epochs.firstIndex { $0.time >= 8 }), b = try #require(epochs.firstIndex { $0.time >= 10 })
+        epochs[a].speed += 4
+        epochs[a].east += 40
+        epochs[b].speed -= 3
+        let (reports, bad) = try await GPSFake.play(NMEALog.write(epochs, header: ["Name: multipath mid-run"]), name: "multipath")
+        #expect(bad.isEmpty)
+        let fixes = GPSFake.fixes(reports)
+        // gpsd passes the reflection on as the receiver reported it.
+        #expect(fixes.contains { abs($0.speed - epochs[a].speed) < 0.001 })
+        var timer = AccelerationRun()
+        for f in fixes { _ = timer.ingest(f) }
+        let r = try #require(timer.last)
+        #expect(r.voided == nil, "\(r.voided ?? "")")
+        let quarter = try #require(r.time(.quarterMile))
+        let error = quarter.seconds - truth.seconds(.quarterMile, rollout: false)!
+        print("gpsfake multipath at 10 Hz: 1/4 mile off \(Int((error * 1000).rounded())) ms")
+        #expect(abs(error) < 0.015)
+    }
+
     @Test("a dropout of 2 s mid-run (the receiver reports no fix) voids the run and says why")
     func dropout() async throws {
         if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }
