@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Feedback asked of the gate loop by another thread (the GPS timer's client): a sound, a
-// flash of the crossing LED and a pulse of the buzzer, played on the loop's next pass.
+// Feedback asked by another thread (the GPS timer's client) of the gate loop's thread: a
+// sound, a flash of the crossing LED and a pulse of the buzzer, played after its next pass.
 
 public import GateCore
 import Synchronization
@@ -61,18 +61,80 @@ public final class FeedbackCues: Sendable {
         return queued
     }
 
-    /// Gate loop: the cues waiting, oldest first; the queue is emptied.
-    public func take(_ body: (FeedbackCue) -> Void) {
-        var copy = Pending()
+    /// Cues taken at once: `count` of them, oldest first.
+    public struct Batch: Sendable {
+        fileprivate var cues = InlineArray<16, UInt8>(repeating: 0)
+        public fileprivate(set) var count = 0
+        public subscript(i: Int) -> FeedbackCue { FeedbackCue(rawValue: cues[i]) ?? .mark }
+    }
+
+    /// Gate loop: the cues waiting, oldest first; the queue is emptied. A value, not a
+    /// callback, so the loop's pass captures nothing.
+    public func take() -> Batch {
         pending.withLock { p in
-            copy = p
+            let batch = Batch(cues: p.cues, count: p.count)
             p.count = 0
-        }
-        for i in 0..<copy.count {
-            if let cue = FeedbackCue(rawValue: copy.cues[i]) { body(cue) }
+            return batch
         }
     }
 
     /// Cues dropped because the queue was full.
     public var lost: UInt64 { lostCount.load(ordering: .relaxed) }
+}
+
+/// Plays the cues on the gate loop's thread, after each pass, through the loop's own lines
+/// and sound; turns the LED and the buzzer off when their time is up. Allocates nothing.
+public struct CuePlayer: Sendable {
+    private var flashUntil: MonotonicInstant?
+    private var buzzUntil: MonotonicInstant?
+    /// The last error of a line or the sound (the cue is skipped; the gate runs on).
+    public private(set) var lastError: DeviceError?
+
+    public init() {}
+
+    /// `quiet` (`CuePlayer.quiet(engine.phase)`): a run is being started or timed, so the
+    /// cue's sound is left out; the light and the buzz still come.
+    public mutating func serve<L: LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ cues: FeedbackCues, lines: inout L, sound: inout S, quiet: Bool, now: MonotonicInstant
+    ) {
+        let batch = cues.take()
+        var i = 0
+        while i < batch.count {
+            let f = batch[i].feedback
+            i += 1
+            if f.flash > .zero {
+                flashUntil = now + f.flash
+                set(.crossingLED, true, &lines)
+            }
+            if f.buzz > .zero {
+                buzzUntil = now + f.buzz
+                set(.buzzer, true, &lines)
+            }
+            if !quiet {
+                do { _ = try sound.play(f.sound, now: now) } catch { lastError = error }
+            }
+        }
+        if let until = flashUntil, now >= until {
+            flashUntil = nil
+            set(.crossingLED, false, &lines)
+        }
+        if let until = buzzUntil, now >= until {
+            buzzUntil = nil
+            set(.buzzer, false, &lines)
+        }
+    }
+
+    private mutating func set<L: LineOutputs & ~Copyable>(_ role: GPIORole, _ on: Bool, _ lines: inout L) {
+        do { try lines.set(role, on) } catch { lastError = error }
+    }
+
+    /// Whether the engine is starting or timing a run: no cue's sound then. Why: the loop
+    /// hands the sound device's refined onset to the engine as its start sound's, which
+    /// moves the start of a run begun by a sound; a cue's sound must never be taken for it.
+    public static func quiet(_ phase: EnginePhase) -> Bool {
+        switch phase {
+        case .starting, .running: true
+        default: false
+        }
+    }
 }

@@ -57,10 +57,6 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     /// confirmed by a beep and a flash of the crossing LED. Set at configuration time.
     public var videoMarks: MarkRequests?
     public var buttonMarksVideo = false
-    /// Feedback asked by another thread (the GPS timer): played each pass.
-    public var cues: FeedbackCues?
-    private var cueFlashUntil: MonotonicInstant?
-    private var cueBuzzUntil: MonotonicInstant?
     private var marksConfirmed: UInt64 = 0
     private var markFlashUntil: MonotonicInstant?
     /// How long the crossing LED flashes for a mark.
@@ -159,7 +155,6 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
             step(.frame(detection, frameTime: view.timestamp), now: now)
         }
         if let marks = videoMarks { confirmMarks(marks, now: now) }
-        if let cues { serveCues(cues, now: now) }
         if let line = statsWindow.line(now: now) { observer?(.statsLine(line)) }
         // The ready LED shows what the gate sees; an unchanged level costs nothing.
         let light = StatusLight(status: lastStatus, camera: camera.state)
@@ -195,48 +190,23 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     private mutating func markFeedback(now: MonotonicInstant) {
         markFlashUntil = now + Self.markFlash
         do { try lines.set(.crossingLED, true) } catch { note(error) }
-        playAside(.beep, now: now)
-    }
-
-    /// A sound that is not the engine's (a mark's beep, a cue). Why none while the start
-    /// sounds play or the clock has just started: it would cut into them, and the engine
-    /// refines the start sound's onset from the device for the first moments of the run.
-    private mutating func playAside(_ s: GateSound, now: MonotonicInstant) {
+        // Why no beep while the start sounds play or the clock has just started: the
+        // beep would cut into them, and the engine refines the start sound's onset from
+        // the device for the first moments of the run.
+        var quiet = false
         switch engine.phase {
-        case .starting: return
-        case .running(let start) where now.since(start) < .seconds(1): return
+        case .starting: quiet = true
+        case .running(let start): quiet = now.since(start) < .seconds(1)
         default: break
         }
-        do {
-            // Its onset is not a start sound's: the engine never hears of it.
-            lastRefinedOnset = try sound.play(s, now: now)
-            lastPlayed = nil
-        } catch {
-            note(error)
-        }
-    }
-
-    /// Each cue's sound, flash and buzz; the LED and the buzzer go off when their time is up.
-    private mutating func serveCues(_ cues: FeedbackCues, now: MonotonicInstant) {
-        cues.take { cue in
-            let f = cue.feedback
-            if f.flash > .zero {
-                cueFlashUntil = now + f.flash
-                do throws(DeviceError) { try lines.set(.crossingLED, true) } catch { note(error) }
+        if !quiet {
+            do {
+                // The beep's onset is not a start sound's: the engine never hears of it.
+                lastRefinedOnset = try sound.play(.beep, now: now)
+                lastPlayed = nil
+            } catch {
+                note(error)
             }
-            if f.buzz > .zero {
-                cueBuzzUntil = now + f.buzz
-                do throws(DeviceError) { try lines.set(.buzzer, true) } catch { note(error) }
-            }
-            playAside(f.sound, now: now)
-        }
-        if let until = cueFlashUntil, now >= until {
-            cueFlashUntil = nil
-            do { try lines.set(.crossingLED, false) } catch { note(error) }
-        }
-        if let until = cueBuzzUntil, now >= until {
-            cueBuzzUntil = nil
-            do { try lines.set(.buzzer, false) } catch { note(error) }
         }
     }
 

@@ -297,9 +297,11 @@ extension DemoCommand {
                              tv: tvCard.map { card in TVConfig { try DRMScreen(path: card == "auto" ? nil : card) } })
         }
         if videoDelay != nil { try videoSwitch.turnOn(&loop) }
+        var gpsCues: FeedbackCues?
+        var cuePlayer = CuePlayer()
         let gpsGate = gps.map { port in
             let cues = FeedbackCues()
-            loop.cues = cues
+            gpsCues = cues
             return GPSGate(config: GPSDConfig(port: UInt16(port), wantedRate: 10), settings: AccelerationSettings(),
                            store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
                 if let cue = GPSGate.cue(for: event) { cues.request(cue) }
@@ -346,6 +348,9 @@ extension DemoCommand {
             videoSwitch.service(&loop)
             services.beforeFrames(&loop, now: now)
             loop.iterate(now: now)
+            if let gpsCues {
+                cuePlayer.serve(gpsCues, lines: &loop.lines, sound: &loop.sound, quiet: CuePlayer.quiet(loop.engine.phase), now: now)
+            }
             iterations += 1
             // Two or more frames in one wake-up: the loop was late by more than a frame period.
             if loop.stats.frames &- before > 1 { lateWakeups += 1 }

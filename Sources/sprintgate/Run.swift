@@ -205,9 +205,11 @@ struct RunCommand: ParsableCommand {
         }
         // The GPS acceleration timer: gpsd's client on its own thread, shown on the page.
         // Its events reach the driver through the loop's buzzer, crossing LED and sounds.
+        var gpsCues: FeedbackCues?
+        var cuePlayer = CuePlayer()
         let gps = settings.gps.map { g in
             let cues = FeedbackCues()
-            loop.cues = cues
+            gpsCues = cues
             return GPSGate(config: GPSDConfig(host: g.host, port: UInt16(g.port), wantedRate: Double(g.rateHz), setRate: g.setRate),
                            settings: AccelerationSettings(accuracy: Double(g.accuracyMetres), rollout: g.rollout),
                            store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
@@ -286,6 +288,9 @@ struct RunCommand: ParsableCommand {
             }
             services.beforeFrames(&loop, now: now)
             loop.iterate(now: now)
+            if let gpsCues {
+                cuePlayer.serve(gpsCues, lines: &loop.lines, sound: &loop.sound, quiet: CuePlayer.quiet(loop.engine.phase), now: now)
+            }
             services.afterFrames(loop, now: now, camera: loop.camera.state, mode: loop.camera.mode.map { "\($0)" } ?? "")
             let state = loop.engine.persistentState
             if state != lastState {

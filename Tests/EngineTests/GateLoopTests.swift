@@ -429,57 +429,57 @@ extension GateLoopTests {
     }
 }
 
-extension GateLoopTests {
-    @Test("feedback cues from another thread (the GPS timer): each pass plays the cue's sound and lights the crossing LED and the buzzer for the cue's time; passes with none waiting allocate nothing; a full queue counts what it drops")
-    func feedbackCues() throws {
-        let spec = try #require(SceneCatalog.scene("sprint", fps: 60, variant: 0))
-        var camera = BufferedFrames(spec: spec)
-        try camera.open()
-        var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(),
-                            detector: PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height),
-                            engine: Engine(config: EngineConfig()))
+@Suite("Feedback cues")
+struct FeedbackCueTests {
+    @Test("cues from another thread (the GPS timer) played after the loop's pass: the cue's sound, the crossing LED and the buzzer for the cue's time; no sound while a run is started or timed; passes with none waiting allocate nothing; a full queue counts what it drops")
+    func cues() {
+        var lines = FakeLines(), sound = RecordingBeeper(), player = CuePlayer()
         let cues = FeedbackCues()
-        loop.cues = cues
         var allocations: Int64 = 0
         var lit: [GPIORole: (on: MonotonicInstant?, off: MonotonicInstant?)] = [:]
         for i in 0..<120 {
             let now = MonotonicInstant(seconds: 1 + Double(i) / 100)
-            // No frames: the scene's runner would flash the same LED and buzzer.
             if i == 10 { cues.request(.mark) }
             if i == 50 { cues.request(.done) }
-            let recorded = (loop.lines.writes.count, loop.sound.played.count)
+            let recorded = (lines.writes.count, sound.played.count)
             if i > 1 { sprintgate_alloc_count_begin() }
-            loop.iterate(now: now)
+            player.serve(cues, lines: &lines, sound: &sound, quiet: false, now: now)
             if i > 1 {
                 let n = sprintgate_alloc_count_end()
-                if (loop.lines.writes.count, loop.sound.played.count) == recorded { allocations += n }
+                if (lines.writes.count, sound.played.count) == recorded { allocations += n }
             }
             for role in [GPIORole.crossingLED, .buzzer] {
-                let on = loop.lines.levels[role] ?? false
-                if on && lit[role]?.on == nil || on && lit[role]?.off != nil { lit[role] = (now, nil) }
+                let on = lines.levels[role] ?? false
+                if on && (lit[role]?.on == nil || lit[role]?.off != nil) { lit[role] = (now, nil) }
                 if !on, let started = lit[role]?.on, lit[role]?.off == nil { lit[role] = (started, now) }
             }
             if i == 40 {
                 // The mark: a beep and 150 ms of the crossing LED, no buzz.
-                #expect(loop.sound.played.map(\.sound) == [.beep])
-                let flash = try #require(lit[.crossingLED])
-                #expect(flash.on == MonotonicInstant(seconds: 1.10) && flash.off.map { $0.since(flash.on!) } == .milliseconds(150))
+                #expect(sound.played.map(\.sound) == [.beep])
+                let flash = lit[.crossingLED]
+                #expect(flash?.on == MonotonicInstant(seconds: 1.10) && flash?.off.map { $0.since(flash!.on!) } == .milliseconds(150))
                 #expect(lit[.buzzer] == nil)
             }
         }
         // Complete: the crossing sound, 600 ms of light and 200 ms of buzz.
-        #expect(loop.sound.played.map(\.sound) == [.beep, .crossing])
-        let flash = try #require(lit[.crossingLED]), buzz = try #require(lit[.buzzer])
-        #expect(flash.on == MonotonicInstant(seconds: 1.50) && flash.off.map { $0.since(flash.on!) } == .milliseconds(600))
-        #expect(buzz.on == MonotonicInstant(seconds: 1.50) && buzz.off.map { $0.since(buzz.on!) } == .milliseconds(200))
+        #expect(sound.played.map(\.sound) == [.beep, .crossing])
+        let flash = lit[.crossingLED], buzz = lit[.buzzer]
+        #expect(flash?.on == MonotonicInstant(seconds: 1.50) && flash?.off.map { $0.since(flash!.on!) } == .milliseconds(600))
+        #expect(buzz?.on == MonotonicInstant(seconds: 1.50) && buzz?.off.map { $0.since(buzz!.on!) } == .milliseconds(200))
         #expect(allocations == 0, "\(allocations) allocations")
+        #expect(player.lastError == nil)
+        // While a run is started or timed: the light, no sound.
+        cues.request(.mark)
+        player.serve(cues, lines: &lines, sound: &sound, quiet: true, now: MonotonicInstant(seconds: 3))
+        #expect(sound.played.count == 2 && lines.levels[.crossingLED] == true)
+        #expect(CuePlayer.quiet(.starting(step: 1)) && CuePlayer.quiet(.running(start: MonotonicInstant(seconds: 1))))
+        #expect(!CuePlayer.quiet(.armed) && !CuePlayer.quiet(.idle))
         // Nobody taking them: the 17th is dropped and counted.
         let stalled = FeedbackCues()
         #expect((0 ..< FeedbackCues.capacity).allSatisfy { _ in stalled.request(.mark) })
         #expect(!stalled.request(.fault) && stalled.lost == 1)
-        var taken: [FeedbackCue] = []
-        stalled.take { taken.append($0) }
-        #expect(taken.count == FeedbackCues.capacity && taken.allSatisfy { $0 == .mark })
-        loop.closeCamera()
+        let taken = stalled.take()
+        #expect(taken.count == FeedbackCues.capacity && (0 ..< taken.count).allSatisfy { taken[$0] == .mark })
+        #expect(stalled.take().count == 0)
     }
 }
