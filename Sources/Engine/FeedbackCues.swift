@@ -3,7 +3,6 @@
 // sound, a flash of the crossing LED and a pulse of the buzzer, played after its next pass.
 
 public import GateCore
-import Synchronization
 
 /// What a timer away from the camera wants the athlete or driver to hear and see.
 public enum FeedbackCue: UInt8, Sendable, Hashable, CaseIterable {
@@ -30,56 +29,13 @@ public enum FeedbackCue: UInt8, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// A bounded queue of cues between the thread that asks and the gate loop, which takes
-/// them each pass without allocating.
-///
-/// Thread affinity: `request` from any thread; `take` from the gate loop only.
-public final class FeedbackCues: Sendable {
-    /// Why 16: a timer asks a few times a second at most; more waiting means the loop has
-    /// stopped, and those cues are counted lost.
-    public static let capacity = 16
+/// The cues waiting for the gate loop's thread: asked from any thread, taken after each
+/// pass. Why 16: a timer asks a few times a second at most; more waiting means the loop
+/// has stopped, and those cues are counted as dropped.
+public typealias FeedbackCues = BoundedQueue<FeedbackCue>
 
-    private struct Pending {
-        var cues = InlineArray<16, UInt8>(repeating: 0)
-        var count = 0
-    }
-    private let pending = Mutex(Pending())
-    private let lostCount = Atomic<UInt64>(0)
-
-    public init() {}
-
-    /// Asks for `cue` on the loop's next pass. False, and counted, when the queue is full.
-    @discardableResult
-    public func request(_ cue: FeedbackCue) -> Bool {
-        let queued = pending.withLock { p in
-            guard p.count < Self.capacity else { return false }
-            p.cues[p.count] = cue.rawValue
-            p.count += 1
-            return true
-        }
-        if !queued { lostCount.add(1, ordering: .relaxed) }
-        return queued
-    }
-
-    /// Cues taken at once: `count` of them, oldest first.
-    public struct Batch: Sendable {
-        fileprivate var cues = InlineArray<16, UInt8>(repeating: 0)
-        public fileprivate(set) var count = 0
-        public subscript(i: Int) -> FeedbackCue { FeedbackCue(rawValue: cues[i]) ?? .mark }
-    }
-
-    /// Gate loop: the cues waiting, oldest first; the queue is emptied. A value, not a
-    /// callback, so the loop's pass captures nothing.
-    public func take() -> Batch {
-        pending.withLock { p in
-            let batch = Batch(cues: p.cues, count: p.count)
-            p.count = 0
-            return batch
-        }
-    }
-
-    /// Cues dropped because the queue was full.
-    public var lost: UInt64 { lostCount.load(ordering: .relaxed) }
+extension BoundedQueue where Element == FeedbackCue {
+    public static func cues() -> FeedbackCues { FeedbackCues(capacity: 16) }
 }
 
 /// Plays the cues on the gate loop's thread, after each pass, through the loop's own lines
@@ -97,11 +53,8 @@ public struct CuePlayer: Sendable {
     public mutating func serve<L: LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ cues: FeedbackCues, lines: inout L, sound: inout S, quiet: Bool, now: MonotonicInstant
     ) {
-        let batch = cues.take()
-        var i = 0
-        while i < batch.count {
-            let f = batch[i].feedback
-            i += 1
+        while let cue = cues.pop() {
+            let f = cue.feedback
             if f.flash > .zero {
                 flashUntil = now + f.flash
                 set(.crossingLED, true, &lines)

@@ -300,11 +300,11 @@ extension DemoCommand {
         var gpsCues: FeedbackCues?
         var cuePlayer = CuePlayer()
         let gpsGate = gps.map { port in
-            let cues = FeedbackCues()
+            let cues = FeedbackCues.cues()
             gpsCues = cues
             return GPSGate(config: GPSDConfig(port: UInt16(port), wantedRate: 10), settings: AccelerationSettings(),
                            store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
-                if let cue = GPSGate.cue(for: event) { cues.request(cue) }
+                if let cue = GPSGate.cue(for: event) { cues.push(cue) }
             })
         }
         if let gpsGate {

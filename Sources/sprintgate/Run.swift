@@ -208,12 +208,12 @@ struct RunCommand: ParsableCommand {
         var gpsCues: FeedbackCues?
         var cuePlayer = CuePlayer()
         let gps = settings.gps.map { g in
-            let cues = FeedbackCues()
+            let cues = FeedbackCues.cues()
             gpsCues = cues
             return GPSGate(config: GPSDConfig(host: g.host, port: UInt16(g.port), wantedRate: Double(g.rateHz), setRate: g.setRate),
                            settings: AccelerationSettings(accuracy: Double(g.accuracyMetres), rollout: g.rollout),
                            store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
-                if let cue = GPSGate.cue(for: event) { cues.request(cue) }
+                if let cue = GPSGate.cue(for: event) { cues.push(cue) }
             })
         }
         if let gps, let g = settings.gps {

@@ -434,13 +434,13 @@ struct FeedbackCueTests {
     @Test("cues from another thread (the GPS timer) played after the loop's pass: the cue's sound, the crossing LED and the buzzer for the cue's time; no sound while a run is started or timed; passes with none waiting allocate nothing; a full queue counts what it drops")
     func cues() {
         var lines = FakeLines(), sound = RecordingBeeper(), player = CuePlayer()
-        let cues = FeedbackCues()
+        let cues = FeedbackCues.cues()
         var allocations: Int64 = 0
         var lit: [GPIORole: (on: MonotonicInstant?, off: MonotonicInstant?)] = [:]
         for i in 0..<120 {
             let now = MonotonicInstant(seconds: 1 + Double(i) / 100)
-            if i == 10 { cues.request(.mark) }
-            if i == 50 { cues.request(.done) }
+            if i == 10 { cues.push(.mark) }
+            if i == 50 { cues.push(.done) }
             let recorded = (lines.writes.count, sound.played.count)
             if i > 1 { sprintgate_alloc_count_begin() }
             player.serve(cues, lines: &lines, sound: &sound, quiet: false, now: now)
@@ -469,17 +469,14 @@ struct FeedbackCueTests {
         #expect(allocations == 0, "\(allocations) allocations")
         #expect(player.lastError == nil)
         // While a run is started or timed: the light, no sound.
-        cues.request(.mark)
+        cues.push(.mark)
         player.serve(cues, lines: &lines, sound: &sound, quiet: true, now: MonotonicInstant(seconds: 3))
         #expect(sound.played.count == 2 && lines.levels[.crossingLED] == true)
         #expect(CuePlayer.quiet(.starting(step: 1)) && CuePlayer.quiet(.running(start: MonotonicInstant(seconds: 1))))
         #expect(!CuePlayer.quiet(.armed) && !CuePlayer.quiet(.idle))
         // Nobody taking them: the 17th is dropped and counted.
-        let stalled = FeedbackCues()
-        #expect((0 ..< FeedbackCues.capacity).allSatisfy { _ in stalled.request(.mark) })
-        #expect(!stalled.request(.fault) && stalled.lost == 1)
-        let taken = stalled.take()
-        #expect(taken.count == FeedbackCues.capacity && (0 ..< taken.count).allSatisfy { taken[$0] == .mark })
-        #expect(stalled.take().count == 0)
+        let stalled = FeedbackCues.cues()
+        #expect((0 ..< 16).allSatisfy { _ in stalled.push(.mark) })
+        #expect(!stalled.push(.fault) && stalled.dropped == 1 && stalled.count == 16)
     }
 }
