@@ -148,8 +148,7 @@ public final class GPSGate: GPSDesk, Sendable {
             guard let store else { return }
             let name: String?
             do throws(StoreError) {
-                let g = try store.garage()
-                name = g.vehicles.first { $0.vehicle.id == g.activeID }?.vehicle.name
+                name = try store.activeVehicle()?.name
             } catch {
                 logger.error("GPS garage: \(error.description)")
                 return

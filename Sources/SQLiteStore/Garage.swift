@@ -142,9 +142,8 @@ extension RunStore {
                     bests[id, default: [:]][m.name] = min(bests[id]?[m.name] ?? .infinity, m.seconds)
                 }
             }
-            let defaultID = try Self.vehicleSetting(Self.defaultVehicleKey, db)
             return Garage(vehicles: vehicles.map { GarageVehicle(vehicle: $0, runs: runs[$0.id!] ?? 0, bests: bests[$0.id!] ?? [:]) },
-                          defaultID: defaultID, activeID: try Self.vehicleSetting(Self.activeVehicleKey, db) ?? defaultID)
+                          defaultID: try Self.vehicleSetting(Self.defaultVehicleKey, db), activeID: try Self.activeVehicleID(db))
         }
     }
 
@@ -207,6 +206,15 @@ extension RunStore {
         }
     }
 
+    /// The vehicle runs are filed under now (the default one unless another was chosen).
+    public func activeVehicle() throws(StoreError) -> Vehicle? {
+        try read("read the active vehicle") { db in
+            try Self.activeVehicleID(db).flatMap { id in
+                try Row.fetchOne(db, sql: "SELECT * FROM vehicles WHERE id = ?", arguments: [id]).map(Self.vehicle(from:))
+            }
+        }
+    }
+
     /// The active vehicle at the gate's start is the default one.
     public func activateDefaultVehicle() throws(StoreError) {
         try writeTransaction("activate the default vehicle") { db in
@@ -219,8 +227,7 @@ extension RunStore {
     /// Stores a finished run under the active vehicle and returns it with its id.
     public func addGPSRun(_ run: GPSRunRecord) throws(StoreError) -> GPSRunRecord {
         try writeTransaction("store a GPS run") { db in
-            let defaultID = try Self.vehicleSetting(Self.defaultVehicleKey, db)
-            let vehicleID = try Self.vehicleSetting(Self.activeVehicleKey, db) ?? defaultID
+            let vehicleID = try Self.activeVehicleID(db)
             let name = try vehicleID.flatMap { try String.fetchOne(db, sql: "SELECT name FROM vehicles WHERE id = ?", arguments: [$0]) }
             let json = String(decoding: try JSONEncoder().encode(run.milestones), as: UTF8.self)
             try db.execute(sql: """
@@ -261,6 +268,10 @@ extension RunStore {
     }
 
     // MARK: rows
+
+    static func activeVehicleID(_ db: Database) throws -> Int64? {
+        try vehicleSetting(activeVehicleKey, db) ?? vehicleSetting(defaultVehicleKey, db)
+    }
 
     static func vehicleSetting(_ key: String, _ db: Database) throws -> Int64? {
         try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]).flatMap { Int64($0) }

@@ -177,10 +177,6 @@ extension WebServer {
             let desk = try s.gpsDesk()
             do { return try body(desk) } catch { throw error.api }
         }
-        @Sendable func id(_ context: WebContext) throws -> Int64 {
-            guard let raw = context.parameters.get("id"), let v = Int64(raw), v > 0 else { throw APIError.invalid("id", "must be a positive integer") }
-            return v
-        }
         @Sendable func vehicle(_ body: [String: Any], id: Int64?) throws -> Vehicle {
             func text(_ key: String) throws -> String {
                 guard let v = body[key] else { return "" }
@@ -203,10 +199,7 @@ extension WebServer {
         }
         @Sendable func query(_ p: Parameters, defaultLimit: Int = 100) throws -> GPSRunQuery {
             var q = GPSRunQuery(limit: defaultLimit)
-            if let v = p["vehicle"].map(String.init), !v.isEmpty {
-                guard let n = Int64(v), n > 0 else { throw APIError.invalid("vehicle", "must be a vehicle's id") }
-                q.vehicleID = n
-            }
+            q.vehicleID = try s.optionalID(p, "vehicle")
             switch p["sort"].map(String.init) ?? "date" {
             case "date": q.order = .newest
             case "oldest": q.order = .oldest
@@ -252,13 +245,13 @@ extension WebServer {
         }
         router.put("/api/gps/vehicles/:id") { request, context in
             try s.requirePIN(request, context)
-            let v = try vehicle(try await s.body(request, context), id: try id(context))
+            let v = try vehicle(try await s.body(request, context), id: try s.runID(context))
             try call { d throws(ResultsBookError) in try d.updateVehicle(v) }
             return Response(status: .noContent)
         }
         router.delete("/api/gps/vehicles/:id") { request, context in
             try s.requirePIN(request, context)
-            let v = try id(context)
+            let v = try s.runID(context)
             try call { d throws(ResultsBookError) in try d.deleteVehicle(id: v) }
             return Response(status: .noContent)
         }
@@ -276,7 +269,7 @@ extension WebServer {
         }
         router.delete("/api/gps/runs/:id") { request, context in
             try s.requirePIN(request, context)
-            let r = try id(context)
+            let r = try s.runID(context)
             try call { d throws(ResultsBookError) in try d.deleteRun(id: r) }
             return Response(status: .noContent)
         }
