@@ -102,10 +102,11 @@ let package = Package(
             dependencies: ["GateCore"],
             swiftSettings: strictSettings
         ),
-        // Ski and snowboard days: runs told from lifts and stops in the day's fixes.
+        // Ski and snowboard days: runs told from lifts and stops in the day's fixes; GPX
+        // files written, and read with libxml2.
         .target(
             name: "SkiRuns",
-            dependencies: ["GPSTiming"],
+            dependencies: ["GPSTiming", "CXML2"],
             swiftSettings: strictSettings
         ),
         // gpsd's client: its JSON protocol, the socket, and the thread that keeps the
@@ -145,7 +146,7 @@ let package = Package(
         .target(
             name: "WebUI",
             dependencies: [
-                "GateCore", "SQLiteStore", "Calculators", "VideoDelay", "Archery", "GPSTiming",
+                "GateCore", "SQLiteStore", "Calculators", "VideoDelay", "Archery", "GPSTiming", "SkiRuns",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -172,6 +173,7 @@ let package = Package(
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
+        .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // epoll, eventfd and timerfd for the event loop.
         .target(name: "CLinuxSys"),
         // MJPEG to luma with libjpeg-turbo; C, because libjpeg reports errors by longjmp.
@@ -195,7 +197,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "SQLiteStore", "WebUI", "VideoDelay", "VideoService",
-                "GPSD", "GPSTiming",
+                "GPSD", "GPSTiming", "SkiRuns",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -207,7 +209,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI", "GateDaemon",
-                "VideoDelay", "FFmpegVideo", "VideoService", "Archery", "GPSD", "GPSTiming",
+                "VideoDelay", "FFmpegVideo", "VideoService", "Archery", "GPSD", "GPSTiming", "SkiRuns",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -269,13 +271,13 @@ let package = Package(
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
         .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),
-        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", "GateDaemon", "WebUI", "SQLiteStore", "Engine",
+        .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", "GateDaemon", "WebUI", "SQLiteStore", "Engine", "SkiRuns",
                                                      .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
         .testTarget(
             name: "WebUITests",
             dependencies: [
-                "GateCore", "SQLiteStore", "WebUI", "VideoDelay", "Archery", "GPSTiming",
+                "GateCore", "SQLiteStore", "WebUI", "VideoDelay", "Archery", "GPSTiming", "SkiRuns",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings

@@ -34,13 +34,52 @@ public struct GateSettings: Sendable {
     public var rowReadout: Span
     /// The `[peers]` table: multi-gate racing, off when the table is absent.
     public var peers: PeerSettings?
-    /// The `[video]` table: the delay mode, off when the table is absent or not enabled.
+    /// The `[ski]` table: how the ski track logger tells runs from lifts and stops, for skiers
+/// and for snowboarders (who sit down longer between turns).
+///
+/// ```toml
+/// [ski]
+/// min_run_s = 30                  # shorter descents are not runs (a hop between lifts)
+/// min_vertical_m = 30             # nor are descents of less vertical
+/// longest_pause_s = 90            # a longer stop ends a run
+/// snowboard_min_run_s = 30
+/// snowboard_min_vertical_m = 30
+/// snowboard_longest_pause_s = 180
+/// ```
+public struct SkiTrackSettings: Sendable, Hashable {
+    public var minRunSeconds = 30
+    public var minVerticalMetres = 30
+    public var longestPauseSeconds = 90
+    public var snowboardMinRunSeconds = 30
+    public var snowboardMinVerticalMetres = 30
+    public var snowboardLongestPauseSeconds = 180
+
+    public init() {}
+
+    init(_ t: TableReader) throws(ConfigError) {
+        try t.checkKeys(["min_run_s", "min_vertical_m", "longest_pause_s", "snowboard_min_run_s", "snowboard_min_vertical_m",
+                         "snowboard_longest_pause_s"])
+        let run = "a run lasts at least 5 s and at most 10 minutes are asked of it"
+        let vertical = "a run drops at least 5 m and at most 500 m are asked of it"
+        let pause = "a stop inside a run lasts 10 s to 15 minutes"
+        if let v = try t.optionalInt("min_run_s", in: 5 ... 600, why: run) { minRunSeconds = v }
+        if let v = try t.optionalInt("min_vertical_m", in: 5 ... 500, why: vertical) { minVerticalMetres = v }
+        if let v = try t.optionalInt("longest_pause_s", in: 10 ... 900, why: pause) { longestPauseSeconds = v }
+        if let v = try t.optionalInt("snowboard_min_run_s", in: 5 ... 600, why: run) { snowboardMinRunSeconds = v }
+        if let v = try t.optionalInt("snowboard_min_vertical_m", in: 5 ... 500, why: vertical) { snowboardMinVerticalMetres = v }
+        if let v = try t.optionalInt("snowboard_longest_pause_s", in: 10 ... 900, why: pause) { snowboardLongestPauseSeconds = v }
+    }
+}
+
+/// The `[video]` table: the delay mode, off when the table is absent or not enabled.
     public var video: VideoSettings?
     /// The `[video]` table as written, enabled or not (the page turns the delay mode on
     /// with its values).
     public var videoTable: VideoSettings?
     /// The `[gps]` table: GPS timing through gpsd, off when the table is absent.
     public var gps: GPSSettings?
+    /// The ski track logger's settings (it runs wherever `[gps]` does).
+    public var ski = SkiTrackSettings()
 
     /// The detector settings for frames of `width` (the gate line defaults to the middle).
     public func detectorConfig(width: Int) -> DetectorConfig {
@@ -91,7 +130,7 @@ public struct GateSettings: Sendable {
             throw ConfigError(code: .syntax, file: file, keyPath: "", message: "\(error)")
         }
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video", "gps"])
+        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video", "gps", "ski"])
         source = file
         let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml, or \"auto\"")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
@@ -183,6 +222,7 @@ public struct GateSettings: Sendable {
         videoTable = try doc.table("video").map { t throws(ConfigError) in try VideoSettings(t) }
         video = videoTable.flatMap { $0.enabled ? $0 : nil }
         gps = try doc.table("gps").map { t throws(ConfigError) in try GPSSettings(t) }
+        if let t = try doc.table("ski") { ski = try SkiTrackSettings(t) }
         self.engine = engine
         if let problem = engine.validate() { throw doc.error(.invalidValue, "start", problem) }
     }

@@ -25,14 +25,19 @@ public final class GPSGate: GPSDesk, Sendable {
     /// `store`: the garage and where every finished run is written (nil: runs are kept in
     /// memory only, and the garage is unavailable). `onEvent` hears each of the timer's
     /// events on the client's thread, in order, after `live()` shows it (and after a
-    /// finished run is stored).
+    /// finished run is stored). `onFix` hears every fix first, on the same thread (the ski
+    /// track logger).
     public init(config: GPSDConfig, settings: AccelerationSettings, store: RunStore?, logger: Logger,
                 wallClock: @escaping @Sendable () -> Double = WebServer.wallSeconds,
-                onEvent: @escaping @Sendable (AccelerationEvent) -> Void = { _ in }) {
+                onEvent: @escaping @Sendable (AccelerationEvent) -> Void = { _ in },
+                onFix: @escaping @Sendable (GPSFix) -> Void = { _ in }) {
         self.settings = settings
         let core = Core(settings: settings, store: store, logger: logger, wallClock: wallClock, onEvent: onEvent)
         self.core = core
-        receiver = GPSDReceiver(config: config, logger: logger) { fix in core.ingest(fix) }
+        receiver = GPSDReceiver(config: config, logger: logger) { fix in
+            onFix(fix)
+            core.ingest(fix)
+        }
     }
 
     /// Starts gpsd's client, with the default vehicle active and the latest stored runs on

@@ -12,6 +12,7 @@ enum Schema {
     static let v5 = "v5-athlete-colours"
     static let v6 = "v6-photo-scale-corrections"
     static let v7 = "v7-gps-garage"
+    static let v8 = "v8-ski-tracks"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -194,6 +195,30 @@ enum Schema {
                     accuracy_m REAL NOT NULL
                 );
                 CREATE INDEX gps_runs_vehicle ON gps_runs(vehicle_id, wall_ms);
+                """)
+        }
+        m.registerMigration(v8) { db in
+            // The ski track logger: a track per tracking session (or GPX file), every fix
+            // of it on the receiver's timeline. A fix is stored once per instant, so a fix
+            // sent again after a restart is not doubled.
+            try db.execute(sql: """
+                CREATE TABLE ski_tracks (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    name TEXT NOT NULL DEFAULT '',
+                    sport TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    started_wall_ms INTEGER NOT NULL,
+                    ended_wall_ms INTEGER
+                );
+                CREATE TABLE ski_points (
+                    track_id INTEGER NOT NULL REFERENCES ski_tracks(id) ON DELETE CASCADE,
+                    t_ns INTEGER NOT NULL,
+                    lat REAL NOT NULL,
+                    lon REAL NOT NULL,
+                    alt REAL NOT NULL,
+                    speed REAL NOT NULL,
+                    PRIMARY KEY (track_id, t_ns)
+                ) WITHOUT ROWID;
                 """)
         }
         return m

@@ -30,6 +30,14 @@ public struct TrackPoint: Sendable, Hashable {
     public var longitude: Double
     public var altitude: Double
     public var speed: Double
+
+    public init(time: GPSTime, latitude: Double, longitude: Double, altitude: Double, speed: Double) {
+        self.time = time
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+        self.speed = speed
+    }
 }
 
 public struct SkiRun: Sendable, Hashable {

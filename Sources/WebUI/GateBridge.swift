@@ -74,6 +74,8 @@ public final class GateBridge: Sendable {
     public let runVideos = RunVideoDeskSlot()
     /// The GPS acceleration timer, on a gate with `[gps]`.
     public let gps = GPSDeskSlot()
+    /// The ski track logger, on a gate with `[gps]`.
+    public let ski = SkiDeskSlot()
     private let wake: @Sendable () -> Void
 
     /// Why: a person presses buttons a few times per second; 64 covers a burst from

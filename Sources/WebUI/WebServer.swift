@@ -253,6 +253,7 @@ public struct WebServer: Sendable {
         addRunVideoRoutes(to: router)
         addArcheryRoutes(to: router)
         addGPSRoutes(to: router)
+        addSkiRoutes(to: router)
 
         // Control: PIN.
         router.post("/api/pin") { request, context in

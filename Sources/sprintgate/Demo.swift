@@ -299,15 +299,21 @@ extension DemoCommand {
         if videoDelay != nil { try videoSwitch.turnOn(&loop) }
         var gpsCues: FeedbackCues?
         var cuePlayer = CuePlayer()
+        let skiTracker = gps.map { _ in SkiTracker(store: storage.thread.store, logger: Logger(label: "sprintgate.ski")) }
         let gpsGate = gps.map { port in
             let cues = FeedbackCues.cues()
             gpsCues = cues
             return GPSGate(config: GPSDConfig(port: UInt16(port), wantedRate: 10), settings: AccelerationSettings(),
                            store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
                 if let cue = GPSGate.cue(for: event) { cues.push(cue) }
-            })
+            }, onFix: { fix in skiTracker?.ingest(fix) })
         }
         if let gpsGate {
+            if let skiTracker {
+                skiTracker.follow { gpsGate.status }
+                skiTracker.resume()
+                web.bridge.ski.connect(skiTracker)
+            }
             gpsGate.start()
             web.bridge.gps.connect(gpsGate)
         }
@@ -387,6 +393,7 @@ extension DemoCommand {
         let linkSummary = services.stop()
         videoSwitch.stop()
         gpsGate?.stop()
+        skiTracker?.flush()
         let s = loop.stats
         print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "
             + "\(lateWakeups) late wake-ups of \(iterations), worst latency \(ClipCrossing.fixed(Double(s.worstFrameLatencyNs) / 1e6, 2)) ms, "

@@ -14,6 +14,7 @@ import GPSD
 import GPSTiming
 import LinuxHardware
 import Logging
+import SkiRuns
 import SQLiteStore
 import VideoDelay
 import VideoService
@@ -207,6 +208,17 @@ struct RunCommand: ParsableCommand {
         // Its events reach the driver through the loop's buzzer, crossing LED and sounds.
         var gpsCues: FeedbackCues?
         var cuePlayer = CuePlayer()
+        // The ski track logger: fed every fix by the GPS gate, started from the page.
+        let ski = settings.ski
+        let skiTracker = settings.gps.map { _ in
+            SkiTracker(store: storage.thread.store,
+                       ski: SkiSettings(minimumRunSeconds: Double(ski.minRunSeconds), minimumRunVertical: Double(ski.minVerticalMetres),
+                                        longestPause: Double(ski.longestPauseSeconds)),
+                       snowboard: SkiSettings(minimumRunSeconds: Double(ski.snowboardMinRunSeconds),
+                                              minimumRunVertical: Double(ski.snowboardMinVerticalMetres),
+                                              longestPause: Double(ski.snowboardLongestPauseSeconds)),
+                       logger: Logger(label: "sprintgate.ski"))
+        }
         let gps = settings.gps.map { g in
             let cues = FeedbackCues.cues()
             gpsCues = cues
@@ -214,9 +226,14 @@ struct RunCommand: ParsableCommand {
                            settings: AccelerationSettings(accuracy: Double(g.accuracyMetres), rollout: g.rollout),
                            store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
                 if let cue = GPSGate.cue(for: event) { cues.push(cue) }
-            })
+            }, onFix: { fix in skiTracker?.ingest(fix) })
         }
         if let gps, let g = settings.gps {
+            if let skiTracker {
+                skiTracker.follow { gps.status }
+                skiTracker.resume()
+                web?.bridge.ski.connect(skiTracker)
+            }
             gps.start()
             web?.bridge.gps.connect(gps)
             log.notice("GPS timer on: gpsd at \(g.host):\(g.port), \(g.rateHz) fixes/s asked, \(g.accuracyMetres) m accuracy gate")
@@ -384,6 +401,7 @@ struct RunCommand: ParsableCommand {
         if let summary = services.stop() { log.notice("\(summary)") }
         videoSwitch?.stop()
         gps?.stop()
+        skiTracker?.flush()
         writeStopped(phase: "\(loop.engine.persistentState)")
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")
     }

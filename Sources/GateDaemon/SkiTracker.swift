@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ski track logger as the daemon runs it: while tracking is on, every 3D fix from gpsd's
+// client is written to the track in the results database, about once a second.
+
+public import GPSTiming
+public import Logging
+public import SkiRuns
+public import SQLiteStore
+import Synchronization
+public import WebUI
+
+/// Every fix of a tracking session, stored. Fed on gpsd's client thread (`ingest`); started
+/// and stopped from the page (any thread). A track being recorded when the gate stops is
+/// taken up again when it starts: a restart mid-day goes on with the same day.
+public final class SkiTracker: SkiDesk, Sendable {
+    public let store: RunStore?
+    private let settings: [SkiTrack.Sport: SkiSettings]
+    private let logger: Logger
+    private let wallClock: @Sendable () -> Double
+    private let receiverStatus = Mutex<(@Sendable () -> ReceiverStatus)?>(nil)
+    private let state = Mutex(State())
+    public let skiCache = SkiDayCache()
+
+    /// Why about a second: a power cut loses at most the last second of the track, and an
+    /// SD card is written once a second rather than at the receiver's rate.
+    public static let flushSeconds = 1.0
+    /// Fixes kept in memory while the database refuses them (10 minutes at 10 Hz); older
+    /// ones are dropped.
+    public static let maxPending = 6000
+    public static let flushCount = 50
+
+    struct State {
+        var track: SkiTrack?
+        var pending: [SkiTrackPoint] = []
+        var stored = 0
+        var lastFix: GPSFix?
+        var storeError: String?
+    }
+
+    public init(store: RunStore?, ski: SkiSettings = .ski, snowboard: SkiSettings = .snowboard, logger: Logger,
+                wallClock: @escaping @Sendable () -> Double = WebServer.wallSeconds) {
+        self.store = store
+        settings = [.ski: ski, .snowboard: snowboard]
+        self.logger = logger
+        self.wallClock = wallClock
+    }
+
+    /// Where the page's view reads the receiver's state (the GPS gate that feeds this).
+    public func follow(_ status: @escaping @Sendable () -> ReceiverStatus) {
+        receiverStatus.withLock { $0 = status }
+    }
+
+    /// Writes the fixes taken and not yet written (when the gate stops).
+    public func flush() {
+        let batch: (Int64, [SkiTrackPoint])? = state.withLock { s in
+            guard let t = s.track, !s.pending.isEmpty else { return nil }
+            defer { s.pending.removeAll() }
+            return (t.id, s.pending)
+        }
+        if let (id, points) = batch { write(id, points) }
+    }
+
+    /// Takes up the track that was being recorded when the gate stopped, if any.
+    public func resume() {
+        guard let store else { return }
+        do throws(StoreError) {
+            if let t = try store.recordingSkiTrack() {
+                state.withLock {
+                    $0.track = t
+                    $0.stored = t.points
+                }
+                logger.notice("ski tracking goes on with track \(t.id) (\(t.points) fixes stored before the restart)")
+            }
+        } catch {
+            logger.error("ski tracks: \(error.description)")
+        }
+    }
+
+    /// A fix from the receiver, on gpsd's client thread. Stored when tracking is on and
+    /// the fix is 3D with a position.
+    public func ingest(_ fix: GPSFix) {
+        let batch: (Int64, [SkiTrackPoint])? = state.withLock { s in
+            s.lastFix = fix
+            guard let track = s.track, fix.mode == .threeD, let la = fix.latitude, let lo = fix.longitude, let al = fix.altitude else {
+                return nil
+            }
+            s.pending.append(SkiTrackPoint(timeNs: fix.time.nanoseconds, latitude: la, longitude: lo, altitude: al, speed: fix.speed))
+            if s.pending.count > Self.maxPending { s.pending.removeFirst(s.pending.count - Self.maxPending) }
+            // Also by count: a receiver whose clock steps back must not hold fixes unwritten.
+            guard let first = s.pending.first,
+                  abs(Double(fix.time.nanoseconds - first.timeNs) / 1e9) >= Self.flushSeconds || s.pending.count >= Self.flushCount else { return nil }
+            let out = s.pending
+            s.pending.removeAll(keepingCapacity: true)
+            return (track.id, out)
+        }
+        if let (id, points) = batch { write(id, points) }
+    }
+
+    /// Writes fixes; on failure they go back to be written with the next batch.
+    private func write(_ id: Int64, _ points: [SkiTrackPoint]) {
+        guard let store else { return }
+        do throws(StoreError) {
+            try store.appendSkiPoints(trackID: id, points)
+            let cleared = state.withLock { s in
+                s.stored += points.count
+                defer { s.storeError = nil }
+                return s.storeError != nil
+            }
+            if cleared { logger.notice("ski track fixes are stored again") }
+        } catch {
+            let first = state.withLock { s in
+                if s.track?.id == id { s.pending.insert(contentsOf: points, at: 0) }
+                defer { s.storeError = error.description }
+                return s.storeError == nil
+            }
+            // Once per failure until it clears.
+            if first { logger.error("ski track fixes not stored: \(error.description); kept in memory and tried again") }
+        }
+    }
+
+    public var skiStore: RunStore? { store }
+    public func skiSettings(_ sport: SkiTrack.Sport) -> SkiSettings { settings[sport] ?? .ski }
+
+    public func skiLive() -> SkiLive {
+        let status = receiverStatus.withLock { $0 }?() ?? ReceiverStatus()
+        return state.withLock { s in
+            var track = s.track
+            track?.points = s.stored
+            let fix = s.lastFix.flatMap { $0.mode == .threeD ? $0 : nil }
+            return SkiLive(recording: s.track != nil, track: track, pending: s.pending.count, link: status.link.rawValue,
+                           linkDetail: status.detail, speed: status.link == .fix ? fix?.speed : nil,
+                           altitude: status.link == .fix ? fix?.altitude : nil, storeError: s.storeError)
+        }
+    }
+
+    public func startTracking(sport: SkiTrack.Sport, name: String) throws(ResultsBookError) -> SkiTrack {
+        guard let store else {
+            throw ResultsBookError(.unavailable, field: "tracks", reason: "the results database is not open: check the state directory (see the log)")
+        }
+        if let open = state.withLock({ $0.track }) {
+            throw ResultsBookError(.conflict, field: "tracking", reason: "track \(open.id) is being recorded: stop it first")
+        }
+        let t: SkiTrack
+        do throws(StoreError) { t = try store.startSkiTrack(name: name, sport: sport, wallTime: wallClock()) } catch {
+            throw SQLiteResultsBook.bookError(error)
+        }
+        state.withLock { s in
+            s.track = t
+            s.pending.removeAll()
+            s.stored = 0
+        }
+        logger.notice("ski tracking on: track \(t.id) (\(sport.rawValue))")
+        return t
+    }
+
+    public func stopTracking() throws(ResultsBookError) -> SkiTrack? {
+        guard let store else { return nil }
+        let taken: (SkiTrack, [SkiTrackPoint])? = state.withLock { s in
+            guard let t = s.track else { return nil }
+            let p = s.pending
+            s.pending.removeAll()
+            return (t, p)
+        }
+        guard let (track, points) = taken else { return nil }
+        do throws(StoreError) {
+            try store.appendSkiPoints(trackID: track.id, points)
+            try store.stopSkiTrack(id: track.id, wallTime: wallClock())
+        } catch {
+            state.withLock { $0.pending.insert(contentsOf: points, at: 0) }
+            throw SQLiteResultsBook.bookError(error)
+        }
+        state.withLock { s in
+            s.track = nil
+            s.stored = 0
+        }
+        let stopped: SkiTrack
+        do throws(StoreError) { stopped = try store.skiTrack(id: track.id) } catch { throw SQLiteResultsBook.bookError(error) }
+        logger.notice("ski tracking off: track \(track.id), \(stopped.points) fixes")
+        return stopped
+    }
+}
