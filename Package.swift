@@ -154,7 +154,7 @@ let package = Package(
             // The page's files, embedded as byte arrays (`PackageResources`).
             resources: [.embedInCode("web/index.html"), .embedInCode("web/app.css"), .embedInCode("web/app.js"),
                         .embedInCode("web/video.js"), .embedInCode("web/archery.js"),
-                        .embedInCode("web/gps.js")],
+                        .embedInCode("web/gps.js"), .embedInCode("web/ski.js")],
             swiftSettings: testableSettings
         ),
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.

@@ -42,5 +42,6 @@ enum WebAssets {
         WebAsset(path: "/video.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.video_js),
         WebAsset(path: "/archery.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.archery_js),
         WebAsset(path: "/gps.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.gps_js),
+        WebAsset(path: "/ski.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.ski_js),
     ]
 }
