@@ -101,6 +101,10 @@ struct GateSettingsTests {
         ("[gps]\naccuracy_m = 7", "gps.accuracy_m", "not one of 5, 10, 15, 20"),
         ("[gps]\nport = \"2947\"", "gps.port", "an integer in 1...65535"),
         ("[gps]\nhost = \"\"", "gps.host", "not a host name or address"),
+        ("[ski]\nmin_run = 30", "ski.min_run", "allowed keys: min_run_s, min_vertical_m, longest_pause_s"),
+        ("[ski]\nmin_vertical_m = 2", "ski.min_vertical_m", "out of range 5...500"),
+        ("[ski]\nsnowboard_longest_pause_s = 3600", "ski.snowboard_longest_pause_s", "out of range 10...900"),
+        ("[ski]\nmin_run_s = \"long\"", "ski.min_run_s", "an integer in 5...600"),
     ])
     func mistakes(body: String, key: String, allowed: String) {
         do {
@@ -165,6 +169,17 @@ struct GateSettingsTests {
         #expect(d.host == "127.0.0.1" && d.port == 2947 && d.rateHz == 10 && d.accuracyMetres == 10 && !d.rollout && d.setRate)
         let g = try #require(try settings("[gps]\nhost = \"gps.local\"\nport = 2948\nrate_hz = 25\naccuracy_m = 20\nrollout = true\nset_rate = false").gps)
         #expect(g.host == "gps.local" && g.port == 2948 && g.rateHz == 25 && g.accuracyMetres == 20 && g.rollout && !g.setRate)
+    }
+
+    @Test("[ski]: sound defaults (a snowboarder's pauses may be twice a skier's); every key read")
+    func ski() throws {
+        let d = try settings("").ski
+        #expect(d.minRunSeconds == 30 && d.minVerticalMetres == 30 && d.longestPauseSeconds == 90)
+        #expect(d.snowboardMinRunSeconds == 30 && d.snowboardMinVerticalMetres == 30 && d.snowboardLongestPauseSeconds == 180)
+        let s = try settings("[ski]\nmin_run_s = 45\nmin_vertical_m = 50\nlongest_pause_s = 60\nsnowboard_min_run_s = 40\n"
+            + "snowboard_min_vertical_m = 40\nsnowboard_longest_pause_s = 300").ski
+        #expect(s.minRunSeconds == 45 && s.minVerticalMetres == 50 && s.longestPauseSeconds == 60)
+        #expect(s.snowboardMinRunSeconds == 40 && s.snowboardMinVerticalMetres == 40 && s.snowboardLongestPauseSeconds == 300)
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

@@ -14,6 +14,9 @@ struct NMEAEpoch {
     var speed: Double
     /// Metres east of the start line.
     var east: Double
+    /// Metres north of it, and above mean sea level.
+    var north = 0.0
+    var altitude = 45.0
     /// 0 no fix, 1 GPS, 2 DGPS (GGA's quality).
     var quality = 2
     var hdop = 0.6
@@ -53,13 +56,13 @@ enum NMEALog {
         var out = header.map { "# \($0)\n" }.joined()
         for e in epochs {
             let time = clock(e.time)
-            let lat = latitude
+            let lat = latitude + e.north / metresPerDegree
             let lon = longitude + e.east / (metresPerDegree * cos(latitude * .pi / 180))
             let fix = e.quality > 0
             let latText = fix ? "\(angle(lat, width: 2)),N" : ","
             let lonText = fix ? "\(angle(lon, width: 3)),\(lon < 0 ? "W" : "E")" : ","
             out += sentence("GPGGA,\(time),\(latText),\(lonText),\(e.quality),\(String(format: "%02d", fix ? e.satellites : 0)),"
-                + (fix ? String(format: "%.2f", e.hdop) : "") + ",\(fix ? "45.0" : ""),M,47.0,M,,")
+                + (fix ? String(format: "%.2f", e.hdop) : "") + ",\(fix ? String(format: "%.1f", e.altitude) : ""),M,47.0,M,,")
             let used = (1 ... max(1, min(12, e.satellites))).map { String(format: "%02d", $0) }
             let slots = (fix ? used : []) + Array(repeating: "", count: 12 - (fix ? used.count : 0))
             out += sentence("GPGSA,A,\(fix ? 3 : 1),\(slots.joined(separator: ",")),"

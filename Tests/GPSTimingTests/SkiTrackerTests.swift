@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// The daemon's ski track logger against a real gpsd: a lift and a run played through
+// gpsfake while tracking is on, every fix stored, the gate "restarted" mid-track, and the
+// day's run found from what was stored.
+
+import Foundation
+import GateDaemon
+import GPSD
+import GPSTiming
+import Logging
+import SkiRuns
+import SQLiteStore
+import Testing
+import WebUI
+
+@Suite("the daemon's ski track logger through a real gpsd", .serialized)
+struct SkiTrackerTests {
+    /// 20 s standing, a chairlift north for 200 s (3 m/s, climbing 2 m/s: 400 m up), 20 s
+    /// at the top, a run south for 250 s (9 m/s, dropping 1.6 m/s: 400 m down), 20 s at
+    /// the bottom; 1 Hz. Altitude as a receiver gives it, to 0.1 m, wobbling ±1.5 m.
+    static func epochs() -> [NMEAEpoch] {
+        var out: [NMEAEpoch] = []
+        var t = 0.0, north = 0.0, z = 1500.0
+        func leg(_ seconds: Int, v: Double, vz: Double) {
+            for _ in 0 ..< seconds {
+                out.append(NMEAEpoch(time: t, speed: abs(v), east: 0, north: north, altitude: z + 1.5 * sin(t * 0.7)))
+                t += 1
+                north += v
+                z += vz
+            }
+        }
+        leg(20, v: 0, vz: 0)
+        leg(200, v: 3, vz: 2)
+        leg(20, v: 0, vz: 0)
+        leg(250, v: -9, vz: -1.6)
+        leg(20, v: 0, vz: 0)
+        return out
+    }
+
+    @Test("tracking on, a lift and a run through gpsd at 1 Hz: every fix stored (at most the last second unwritten when the gate stops without warning, and that second written on a clean stop); the gate started again goes on with the same track; the day has one lift and one run, vertical within 2 % of 400 m; GPX of the track reads back")
+    func liftAndRun() async throws {
+        if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }
+        let epochs = Self.epochs()
+        let log = NMEALog.write(epochs, header: ["Name: a chairlift and a run at 1 Hz", "Notes: synthetic, exact truth"])
+        let port = GPSFake.freePort()
+        let session = try await onOwnThread { try GPSFake.Session(log: log, name: "ski", cycle: 0.002, port: port) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-ski-\(getpid())-\(port)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try RunStore(directory: directory, logger: Logger(label: "test"))
+        let tracker = SkiTracker(store: store, logger: Logger(label: "test"), wallClock: { 1_800_000_000 })
+        let gate = GPSGate(config: GPSDConfig(port: port, wantedRate: 1), settings: AccelerationSettings(), store: store,
+                           logger: Logger(label: "test"), onFix: { tracker.ingest($0) })
+        tracker.follow { gate.status }
+        let track = try tracker.startTracking(sport: .ski, name: "Test hill")
+        gate.start()
+        defer { gate.stop() }
+        let end = Date().addingTimeInterval(90)
+        while gate.status.link == .noDaemon, Date() < end { try await Task.sleep(for: .milliseconds(20)) }
+        session.go()
+        _ = try await onOwnThread { session.finish() }
+        func taken() -> Int {
+            let l = tracker.skiLive()
+            return (l.track?.points ?? 0) + l.pending
+        }
+        while taken() < epochs.count, Date() < end { try await Task.sleep(for: .milliseconds(20)) }
+        let live = tracker.skiLive()
+        #expect(taken() == epochs.count, "\(taken()) fixes taken of \(epochs.count)")
+        #expect(live.recording && live.storeError == nil)
+        gate.stop()
+        // The gate stops without warning: what was written is there, and a new gate goes on
+        // with the same track.
+        let stored = try store.skiTrack(id: track.id).points
+        #expect(stored >= epochs.count - 2 && stored <= epochs.count, "\(stored) stored")
+        let again = SkiTracker(store: store, logger: Logger(label: "test"))
+        again.resume()
+        #expect(again.skiLive().recording && again.skiLive().track?.id == track.id && again.skiLive().track?.points == stored)
+        // The first gate's last second, written on a clean stop, joins the same track.
+        tracker.flush()
+        let stopped = try #require(try again.stopTracking())
+        #expect(stopped.points == epochs.count && !stopped.recording)
+        // The day from what gpsd gave and the store kept.
+        let day = try again.day(track.id)
+        #expect(day.runs.count == 1 && day.lifts.count == 1, "\(day.runs.count) runs, \(day.lifts.count) lifts")
+        if let run = day.runs.first {
+            #expect(abs(run.vertical - 400) <= 8, "vertical \(run.vertical)")
+            #expect(abs(run.topSpeed - 9) < 0.05, "top speed \(run.topSpeed)")
+            #expect(abs(run.distance - 2250) <= 0.03 * 2250, "distance \(run.distance)")
+        }
+        let (_, gpx) = try again.gpx(track.id, run: nil)
+        #expect(try GPX.read(Array(gpx.utf8)).points.count == epochs.count)
+    }
+}
