@@ -186,6 +186,11 @@ public enum GPX {
     public static func read(_ bytes: [UInt8]) throws(GPXError) -> GPXTrack {
         guard bytes.count <= maxBytes else { throw GPXError("the file is larger than \(maxBytes >> 20) MB") }
         guard !bytes.isEmpty else { throw GPXError("the file is empty: choose a .gpx file") }
+        // XML starts with "<" after any byte-order mark and blank space.
+        let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+        guard text.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "<") else {
+            throw GPXError("the file is not XML: a GPX file begins with <?xml or <gpx")
+        }
         _ = initialised
         let result: Result<GPXTrack, GPXError> = bytes.withUnsafeBufferPointer { buf in
             buf.withMemoryRebound(to: CChar.self) { chars in

@@ -16,32 +16,70 @@ import WebUI
 @Suite("the daemon's ski track logger through a real gpsd", .serialized)
 struct SkiTrackerTests {
     /// 20 s standing, a chairlift north for 200 s (3 m/s, climbing 2 m/s: 400 m up), 20 s
-    /// at the top, a run south for 250 s (9 m/s, dropping 1.6 m/s: 400 m down), 20 s at
-    /// the bottom; 1 Hz. Altitude as a receiver gives it, to 0.1 m, wobbling ±1.5 m.
-    static func epochs() -> [NMEAEpoch] {
+    /// at the top, a run south for 250 s in turns (15 m either side every 20 s, 7 to 11 m/s
+    /// down the hill, dropping 1.6 m/s: 400 m down), 20 s at the bottom; 1 Hz. Altitude as a
+    /// receiver gives it, to 0.1 m, wobbling ±1.5 m. With the run's distance and top speed.
+    static func day() -> (epochs: [NMEAEpoch], runDistance: Double, topSpeed: Double) {
         var out: [NMEAEpoch] = []
-        var t = 0.0, north = 0.0, z = 1500.0
-        func leg(_ seconds: Int, v: Double, vz: Double) {
+        var t = 0.0, north = 0.0, east = 0.0, z = 1500.0, distance = 0.0, top = 0.0
+        func stand(_ seconds: Int) {
             for _ in 0 ..< seconds {
-                out.append(NMEAEpoch(time: t, speed: abs(v), east: 0, north: north, altitude: z + 1.5 * sin(t * 0.7)))
+                out.append(NMEAEpoch(time: t, speed: 0, east: east, north: north, altitude: z + 1.5 * sin(t * 0.7)))
                 t += 1
-                north += v
-                z += vz
             }
         }
-        leg(20, v: 0, vz: 0)
-        leg(200, v: 3, vz: 2)
-        leg(20, v: 0, vz: 0)
-        leg(250, v: -9, vz: -1.6)
-        leg(20, v: 0, vz: 0)
-        return out
+        stand(20)
+        for _ in 0 ..< 200 {
+            out.append(NMEAEpoch(time: t, speed: 3, east: east, north: north, altitude: z + 1.5 * sin(t * 0.7)))
+            t += 1
+            north += 3
+            z += 2
+        }
+        stand(20)
+        for k in 0 ..< 250 {
+            let s = Double(k)
+            let vn = -(9 + 2 * sin(2 * .pi * s / 60)), ve = 15 * (2 * .pi / 20) * cos(2 * .pi * s / 20)
+            let speed = (vn * vn + ve * ve).squareRoot()
+            out.append(NMEAEpoch(time: t, speed: speed, east: east, north: north, altitude: z + 1.5 * sin(t * 0.7)))
+            if k > 0 { distance += speed }
+            top = max(top, speed)
+            t += 1
+            north += vn
+            east += ve
+            z -= 1.6
+        }
+        stand(20)
+        return (out, distance, top)
+    }
+
+    static func log() -> String {
+        NMEALog.write(day().epochs, header: [
+            "Synthetic, exact truth: written by NMEALog (Tests/GPSTimingTests) for the ski logger's tests and the page's browser test.",
+            "Name: a chairlift north (400 m up in 200 s) and a run south in turns (400 m down) at 1 Hz, standing 20 s between",
+            "Truth: 1 lift, 1 run, vertical 400 m, run distance \(String(format: "%.1f", day().runDistance)) m, top speed \(String(format: "%.2f", day().topSpeed)) m/s",
+        ])
+    }
+
+    /// The day `scripts/browser-test` plays to the page's ski section.
+    static let pageDay = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("GPSReplays/ski/lift-and-run-1hz.nmea")
+
+    @Test("the browser test's ski day (GPSReplays/ski/lift-and-run-1hz.nmea) is this suite's lift and run (SPRINTGATE_REBUILD_CHK=1 writes it anew)")
+    func pageDayLog() throws {
+        let log = Self.log()
+        if ProcessInfo.processInfo.environment["SPRINTGATE_REBUILD_CHK"] == "1" {
+            try FileManager.default.createDirectory(at: Self.pageDay.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try log.write(to: Self.pageDay, atomically: true, encoding: .utf8)
+        }
+        let kept = try #require(try? String(contentsOf: Self.pageDay, encoding: .utf8), "run with SPRINTGATE_REBUILD_CHK=1")
+        #expect(kept == log)
     }
 
     @Test("tracking on, a lift and a run through gpsd at 1 Hz: every fix stored (at most the last second unwritten when the gate stops without warning, and that second written on a clean stop); the gate started again goes on with the same track; the day has one lift and one run, vertical within 2 % of 400 m; GPX of the track reads back")
     func liftAndRun() async throws {
         if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }
-        let epochs = Self.epochs()
-        let log = NMEALog.write(epochs, header: ["Name: a chairlift and a run at 1 Hz", "Notes: synthetic, exact truth"])
+        let (epochs, runDistance, topSpeed) = Self.day()
+        let log = Self.log()
         let port = GPSFake.freePort()
         let session = try await onOwnThread { try GPSFake.Session(log: log, name: "ski", cycle: 0.002, port: port) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-ski-\(getpid())-\(port)").path
@@ -83,8 +121,8 @@ struct SkiTrackerTests {
         #expect(day.runs.count == 1 && day.lifts.count == 1, "\(day.runs.count) runs, \(day.lifts.count) lifts")
         if let run = day.runs.first {
             #expect(abs(run.vertical - 400) <= 8, "vertical \(run.vertical)")
-            #expect(abs(run.topSpeed - 9) < 0.05, "top speed \(run.topSpeed)")
-            #expect(abs(run.distance - 2250) <= 0.03 * 2250, "distance \(run.distance)")
+            #expect(abs(run.topSpeed - topSpeed) < 0.05, "top speed \(run.topSpeed), truth \(topSpeed)")
+            #expect(abs(run.distance - runDistance) <= 0.03 * runDistance, "distance \(run.distance), truth \(runDistance)")
         }
         let (_, gpx) = try again.gpx(track.id, run: nil)
         #expect(try GPX.read(Array(gpx.utf8)).points.count == epochs.count)

@@ -139,7 +139,9 @@ function route(box, samples, topAt) {
   const xs = samples.map((p) => p.x), ys = samples.map((p) => p.y);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
   const k = Math.min((w - 2 * pad) / Math.max(1, x1 - x0), (h - 2 * pad) / Math.max(1, y1 - y0));
-  const px = (p) => [pad + (p.x - x0) * k, h - pad - (p.y - y0) * k];
+  // Centred in the box.
+  const ox = pad + ((w - 2 * pad) - (x1 - x0) * k) / 2, oy = pad + ((h - 2 * pad) - (y1 - y0) * k) / 2;
+  const px = (p) => [ox + (p.x - x0) * k, h - oy - (p.y - y0) * k];
   const s = svg("svg", { viewBox: "0 0 " + w + " " + h, class: "sk-route", role: "img", "aria-label": "The run's route, north up" });
   s.append(svg("polyline", { points: samples.map((p) => px(p).map((v) => fmt(v, 1)).join(",")).join(" "), fill: "none", stroke: "currentColor", "stroke-width": "3", "stroke-linejoin": "round" }));
   const dot = (p, cls) => { const [x, y] = px(p); s.append(svg("circle", { cx: fmt(x, 1), cy: fmt(y, 1), r: "6", class: cls })); };
