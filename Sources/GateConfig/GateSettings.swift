@@ -45,8 +45,13 @@ public struct GateSettings: Sendable {
 /// snowboard_min_run_s = 30
 /// snowboard_min_vertical_m = 30
 /// snowboard_longest_pause_s = 180
+/// button = false                  # the start button starts and stops tracking (not
+///                                 # sprints), while the delay video mode is off
+/// sport = "ski"                   # "ski" or "snowboard": tracks the button starts
 /// ```
 public struct SkiTrackSettings: Sendable, Hashable {
+    public var button = false
+    public var sport = "ski"
     public var minRunSeconds = 30
     public var minVerticalMetres = 30
     public var longestPauseSeconds = 90
@@ -58,7 +63,12 @@ public struct SkiTrackSettings: Sendable, Hashable {
 
     init(_ t: TableReader) throws(ConfigError) {
         try t.checkKeys(["min_run_s", "min_vertical_m", "longest_pause_s", "snowboard_min_run_s", "snowboard_min_vertical_m",
-                         "snowboard_longest_pause_s"])
+                         "snowboard_longest_pause_s", "button", "sport"])
+        if let v = try t.bool("button", "true or false") { button = v }
+        if let v = try t.string("sport", "\"ski\" or \"snowboard\"") {
+            guard v == "ski" || v == "snowboard" else { throw t.error(.invalidValue, "sport", "\"\(v)\" is not \"ski\" or \"snowboard\"") }
+            sport = v
+        }
         let run = "a run lasts at least 5 s and at most 10 minutes are asked of it"
         let vertical = "a run drops at least 5 m and at most 500 m are asked of it"
         let pause = "a stop inside a run lasts 10 s to 15 minutes"

@@ -2,6 +2,7 @@
 // The ski track logger as the daemon runs it: while tracking is on, every 3D fix from gpsd's
 // client is written to the track in the results database, about once a second.
 
+import Dispatch
 public import GPSTiming
 public import Logging
 public import SkiRuns
@@ -151,6 +152,23 @@ public final class SkiTracker: SkiDesk, Sendable {
         }
         logger.notice("ski tracking on: track \(t.id) (\(sport.rawValue))")
         return t
+    }
+
+    /// The start button (with `[ski] button`): starts tracking when off, stops it when on.
+    /// The database is written on a thread of its own, never the gate loop's; `done` hears
+    /// true when tracking started, false when it stopped, nil when that failed (said in the
+    /// log).
+    public func buttonPressed(sport: SkiTrack.Sport, done: @escaping @Sendable (Bool?) -> Void) {
+        DispatchQueue.global().async { [self] in
+            let on = state.withLock { $0.track == nil }
+            do throws(ResultsBookError) {
+                if on { _ = try startTracking(sport: sport, name: "") } else { _ = try stopTracking() }
+                done(on)
+            } catch {
+                logger.error("ski tracking from the button: \(error.reason)")
+                done(nil)
+            }
+        }
     }
 
     public func stopTracking() throws(ResultsBookError) -> SkiTrack? {

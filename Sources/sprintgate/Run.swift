@@ -228,6 +228,17 @@ struct RunCommand: ParsableCommand {
                 if let cue = GPSGate.cue(for: event) { cues.push(cue) }
             }, onFix: { fix in skiTracker?.ingest(fix) })
         }
+        // With [ski] button: the start button starts and stops tracking, through the
+        // loop's diversion of the button (as the delay mode's marks) while that mode is
+        // off; the press is confirmed at once by a beep and a flash, then by the cue of
+        // what it did.
+        let skiPresses: MarkRequests? = settings.ski.button && skiTracker != nil ? MarkRequests() : nil
+        let skiButtonSport = SkiTrack.Sport(rawValue: settings.ski.sport) ?? .ski
+        let skiCues = gpsCues
+        if let skiPresses, loop.videoMarks == nil {
+            loop.videoMarks = skiPresses
+            loop.buttonMarksVideo = true
+        }
         if let gps, let g = settings.gps {
             if let skiTracker {
                 skiTracker.follow { gps.status }
@@ -305,6 +316,13 @@ struct RunCommand: ParsableCommand {
             }
             services.beforeFrames(&loop, now: now)
             loop.iterate(now: now)
+            if let skiPresses, let skiTracker {
+                skiPresses.take { _ in
+                    skiTracker.buttonPressed(sport: skiButtonSport) { started in
+                        skiCues?.push(started == nil ? .fault : started! ? .go : .done)
+                    }
+                }
+            }
             if let gpsCues {
                 cuePlayer.serve(gpsCues, lines: &loop.lines, sound: &loop.sound, quiet: CuePlayer.quiet(loop.engine.phase), now: now)
             }
@@ -369,6 +387,10 @@ struct RunCommand: ParsableCommand {
             // the next wake-up by the lost-camera path above, as for the SoC's heat below.
             // The delay mode switched on the page (between runs).
             videoSwitch?.service(&loop)
+            if let skiPresses, loop.videoMarks == nil {
+                loop.videoMarks = skiPresses
+                loop.buttonMarksVideo = true
+            }
             if let f = web?.takeFrameRateChange() {
                 if let e = board.camera.exposureMicroseconds, e > 1_000_000 / f {
                     log.warning("the page chose \(f) fps, but the board's exposure_us \(e) is longer than a frame at that rate; the camera stays at \(loop.camera.request.fps) fps")

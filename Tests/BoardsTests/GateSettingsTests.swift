@@ -180,6 +180,10 @@ struct GateSettingsTests {
             + "snowboard_min_vertical_m = 40\nsnowboard_longest_pause_s = 300").ski
         #expect(s.minRunSeconds == 45 && s.minVerticalMetres == 50 && s.longestPauseSeconds == 60)
         #expect(s.snowboardMinRunSeconds == 40 && s.snowboardMinVerticalMetres == 40 && s.snowboardLongestPauseSeconds == 300)
+        #expect(!d.button && d.sport == "ski")
+        let b = try settings("[ski]\nbutton = true\nsport = \"snowboard\"").ski
+        #expect(b.button && b.sport == "snowboard")
+        #expect(throws: ConfigError.self) { try settings("[ski]\nsport = \"skate\"") }
     }
 
     @Test("a preset with distances to choose from runs over the one the file chooses")

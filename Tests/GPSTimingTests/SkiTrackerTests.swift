@@ -75,6 +75,24 @@ struct SkiTrackerTests {
         #expect(kept == log)
     }
 
+    @Test("the start button (with [ski] button): a press starts tracking, the next stops it, each answered off the caller's thread; without a database a press fails and says so")
+    func button() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-ski-button-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try RunStore(directory: directory, logger: Logger(label: "test"))
+        let tracker = SkiTracker(store: store, logger: Logger(label: "test"))
+        func press(_ t: SkiTracker) async -> Bool? {
+            await withCheckedContinuation { (k: CheckedContinuation<Bool?, Never>) in t.buttonPressed(sport: .snowboard) { k.resume(returning: $0) } }
+        }
+        #expect(await press(tracker) == true)
+        let live = tracker.skiLive()
+        #expect(live.recording && live.track?.sport == .snowboard)
+        #expect(await press(tracker) == false)
+        #expect(!tracker.skiLive().recording)
+        #expect(try store.skiTracks().count == 1 && store.skiTracks()[0].endedWall != nil)
+        #expect(await press(SkiTracker(store: nil, logger: Logger(label: "test"))) == nil)
+    }
+
     @Test("tracking on, a lift and a run through gpsd at 1 Hz: every fix stored (at most the last second unwritten when the gate stops without warning, and that second written on a clean stop); the gate started again goes on with the same track; the day has one lift and one run, vertical within 2 % of 400 m; GPX of the track reads back")
     func liftAndRun() async throws {
         if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }
