@@ -6,11 +6,12 @@
 # the timer armed, running (live speed, elapsed time and distance, milestones filling in)
 # and complete, the milestones matching the API's and the drive's truth; the in-car view
 # hides the rest of the page; the units switch. Saves docs/gps.png and docs/gps-in-car.png
-# (360 x 800). The garage: a vehicle added in the page's form with the PIN becomes the
+# (360 x 800), and docs/gps-garage.png (the garage with the vehicle). The garage: a vehicle added in the page's form with the PIN becomes the
 # default and active one, the run is stored under it, the garage shows its run count and
 # best, the runs list sorts by a milestone, and the run is deleted from the page.
+# The vehicle's photo is chosen in the form and shown in the garage, scaled to 800 pixels.
 # Usage: browser_gps.py PORT CDP_PORT GPS_PORT SCREENSHOT_DIR PIN_FILE
-import base64, json, subprocess, sys, time, urllib.request
+import base64, json, subprocess, sys, tempfile, time, urllib.request
 sys.path.insert(0, "scripts")
 from cdp import open_page, until as until_in, wait_http
 
@@ -58,16 +59,25 @@ try:
     until("document.getElementById('garage-dialog').open", "the garage did not open", 5)
     for k, v in [("name", "Blue Golf"), ("year", "2019"), ("make", "VW"), ("model", "Golf"), ("trim", "GTI"), ("colour", "blue")]:
         js(f"document.getElementById('veh-{k}').value = {json.dumps(v)}")
+    # A phone-sized photo (1600 x 1200), scaled by the page to 800 pixels before it is sent.
+    photo = f"{tempfile.mkdtemp()}/golf.jpg"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=1600x1200", "-frames:v", "1", photo], check=True)
+    doc = c.call("DOM.getDocument")["root"]["nodeId"]
+    c.call("DOM.setFileInputFiles", files=[photo], nodeId=c.call("DOM.querySelector", nodeId=doc, selector="#veh-photo")["nodeId"])
     js("document.getElementById('veh-save').click()")
-    until("document.querySelector('#garage-list li strong') && document.querySelector('#garage-list li strong').textContent === 'Blue Golf'"
+    until("!!document.querySelector('#garage-list li strong') && document.querySelector('#garage-list li strong').textContent === 'Blue Golf'"
           " && document.querySelector('#garage-list li .small').textContent.startsWith('2019 VW Golf GTI · 0 runs')",
           "the vehicle was not added to the garage")
+    until("!!document.querySelector('#garage-list li img') && document.querySelector('#garage-list li img').naturalWidth === 800 && "
+          "document.querySelector('#garage-list li img').naturalHeight === 600", "the vehicle's photo is not shown, scaled to 800 x 600")
+    shot = c.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)
+    open(f"{shot_dir}/gps-garage.png", "wb").write(base64.b64decode(shot["data"]))
     js("document.querySelector('#garage-dialog form:last-of-type button').click()")
     until("document.getElementById('g-vehicle').selectedOptions[0].textContent === 'Blue Golf'", "the first vehicle is not the active one")
     garage = json.loads(urllib.request.urlopen(base + "/api/gps/garage", timeout=5).read())
     if garage["activeID"] != garage["defaultID"] or garage["vehicles"][0]["vehicle"]["trim"] != "GTI":
         raise SystemExit(f"FAIL: the garage after adding a vehicle: {garage}")
-    print("ok: vehicle added in the page's garage, default and active")
+    print("ok: vehicle added in the page's garage with its photo (scaled to 800 x 600), default and active")
     js("document.getElementById('g-car').click()")
     until("document.body.classList.contains('in-car') && getComputedStyle(document.querySelector('header')).display === 'none'"
           " && getComputedStyle(document.getElementById('board')).display === 'none'", "the in-car view does not hide the rest of the page", 5)

@@ -55,6 +55,12 @@ try:
        "window.addEventListener('unhandledrejection', e => pageErrors.push(String(e.reason)))")
     until("!document.getElementById('ski-section').hidden", "the ski section is not shown on a gate with [gps]")
     until("document.getElementById('sk-state').textContent === 'Not tracking'", "the page does not say tracking is off")
+    # One hand on a phone: nothing outside a table's own scroller is wider than 360 px.
+    wide = js("document.documentElement.scrollWidth")
+    if wide > 360:
+        raise SystemExit(f"FAIL: the page is {wide} px wide at 360 px: " + str(js(
+            "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 361 && e.offsetParent !== null && "
+            "!e.closest('.scroll-x')).slice(0, 6).map(e => e.tagName + '#' + e.id)")))
     pin = open(pin_file).read().strip()
     js(f"document.getElementById('pin').value = '{pin}'; document.getElementById('btn-pin').click()")
     # "Unlocked." is said once the gate has checked the PIN (a PIN kept by the browser

@@ -96,6 +96,47 @@ public struct GarageVehicle: Sendable, Hashable, Codable {
     public var runs: Int
     /// Milestone name → best seconds, over its timed runs.
     public var bests: [String: Double]
+    /// True when it has a photo (`vehiclePhoto(id:)`).
+    public var hasPhoto: Bool
+}
+
+/// A vehicle's photo: a JPEG and its size in pixels.
+public struct VehiclePhoto: Sendable, Hashable {
+    public var jpeg: [UInt8]
+    public var width: Int
+    public var height: Int
+
+    /// The largest photo kept. Why 1 MB: the page scales a phone's photo to 800 pixels
+    /// before sending it (about 100 kB); a full-size one would be slow on the gate's Wi-Fi.
+    public static let maxBytes = 1 << 20
+    public static let maxSide = 4096
+
+    /// A JPEG file's width and height from its frame header, or why it is not a JPEG
+    /// picture the page can show.
+    public static func read(_ bytes: [UInt8]) throws(StoreError) -> VehiclePhoto {
+        guard bytes.count <= maxBytes else { throw StoreError(.invalid, "photo: at most \(maxBytes >> 10) kB") }
+        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF else {
+            throw StoreError(.invalid, "photo: not a JPEG picture (choose a photo; the page sends it as JPEG)")
+        }
+        // The markers up to the frame header (SOF0...SOF15 but DHT, JPG and DAC).
+        var i = 2
+        while i + 9 < bytes.count {
+            guard bytes[i] == 0xFF else { break }
+            let marker = bytes[i + 1]
+            if marker == 0xFF { i += 1; continue }
+            let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            if (0xC0 ... 0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
+                let h = Int(bytes[i + 5]) << 8 | Int(bytes[i + 6]), w = Int(bytes[i + 7]) << 8 | Int(bytes[i + 8])
+                guard (1 ... maxSide).contains(w), (1 ... maxSide).contains(h) else {
+                    throw StoreError(.invalid, "photo: \(w) × \(h) pixels; at most \(maxSide) on a side")
+                }
+                return VehiclePhoto(jpeg: bytes, width: w, height: h)
+            }
+            guard length >= 2 else { break }
+            i += 2 + length
+        }
+        throw StoreError(.invalid, "photo: the JPEG is cut short or damaged (no frame header)")
+    }
 }
 
 /// The garage: its vehicles, the default one (active when the gate starts) and the active one.
@@ -142,7 +183,10 @@ extension RunStore {
                     bests[id, default: [:]][m.name] = min(bests[id]?[m.name] ?? .infinity, m.seconds)
                 }
             }
-            return Garage(vehicles: vehicles.map { GarageVehicle(vehicle: $0, runs: runs[$0.id!] ?? 0, bests: bests[$0.id!] ?? [:]) },
+            let photos = Set(try Int64.fetchAll(db, sql: "SELECT vehicle_id FROM vehicle_photos"))
+            return Garage(vehicles: vehicles.map {
+                GarageVehicle(vehicle: $0, runs: runs[$0.id!] ?? 0, bests: bests[$0.id!] ?? [:], hasPhoto: photos.contains($0.id!))
+            },
                           defaultID: try Self.vehicleSetting(Self.defaultVehicleKey, db), activeID: try Self.activeVehicleID(db))
         }
     }
@@ -180,6 +224,33 @@ extension RunStore {
             for key in [Self.defaultVehicleKey, Self.activeVehicleKey] {
                 try db.execute(sql: "DELETE FROM settings WHERE key = ? AND value = ?", arguments: [key, String(id)])
             }
+        }
+    }
+
+    /// Keeps `photo` as the vehicle's photo (replacing one it had).
+    public func setVehiclePhoto(id: Int64, _ photo: VehiclePhoto) throws(StoreError) {
+        try writeTransaction("store a vehicle's photo") { db in
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM vehicles WHERE id = ?)", arguments: [id]) == true else {
+                throw StoreError(.notFound, "vehicle \(id) does not exist")
+            }
+            try db.execute(sql: "INSERT OR REPLACE INTO vehicle_photos (vehicle_id, jpeg, width, height) VALUES (?, ?, ?, ?)",
+                           arguments: [id, Data(photo.jpeg), photo.width, photo.height])
+        }
+    }
+
+    /// The vehicle's photo; nil when it has none.
+    public func vehiclePhoto(id: Int64) throws(StoreError) -> VehiclePhoto? {
+        try read("read a vehicle's photo") { db in
+            try Row.fetchOne(db, sql: "SELECT jpeg, width, height FROM vehicle_photos WHERE vehicle_id = ?", arguments: [id]).map {
+                VehiclePhoto(jpeg: [UInt8]($0["jpeg"] as Data), width: $0["width"], height: $0["height"])
+            }
+        }
+    }
+
+    public func deleteVehiclePhoto(id: Int64) throws(StoreError) {
+        try writeTransaction("delete a vehicle's photo") { db in
+            try db.execute(sql: "DELETE FROM vehicle_photos WHERE vehicle_id = ?", arguments: [id])
+            if db.changesCount == 0 { throw StoreError(.notFound, "vehicle \(id) has no photo") }
         }
     }
 

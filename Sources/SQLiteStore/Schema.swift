@@ -13,6 +13,7 @@ enum Schema {
     static let v6 = "v6-photo-scale-corrections"
     static let v7 = "v7-gps-garage"
     static let v8 = "v8-ski-tracks"
+    static let v9 = "v9-vehicle-photos"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -219,6 +220,17 @@ enum Schema {
                     speed REAL NOT NULL,
                     PRIMARY KEY (track_id, t_ns)
                 ) WITHOUT ROWID;
+                """)
+        }
+        m.registerMigration(v9) { db in
+            // A vehicle's photo for the garage: one JPEG, gone with its vehicle.
+            try db.execute(sql: """
+                CREATE TABLE vehicle_photos (
+                    vehicle_id INTEGER PRIMARY KEY REFERENCES vehicles(id) ON DELETE CASCADE,
+                    jpeg BLOB NOT NULL,
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL
+                );
                 """)
         }
         return m

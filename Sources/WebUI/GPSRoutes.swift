@@ -142,6 +142,22 @@ extension GPSDesk {
         garageChanged()
     }
 
+    /// Keeps a JPEG as the vehicle's photo (checked to be one).
+    public func setVehiclePhoto(id: Int64, jpeg: [UInt8]) throws(ResultsBookError) {
+        try withStore { s throws(StoreError) in try s.setVehiclePhoto(id: id, try VehiclePhoto.read(jpeg)) }
+    }
+
+    public func vehiclePhoto(id: Int64) throws(ResultsBookError) -> VehiclePhoto {
+        guard let p = try withStore({ s throws(StoreError) in try s.vehiclePhoto(id: id) }) else {
+            throw ResultsBookError(.notFound, field: "photo", reason: "vehicle \(id) has no photo")
+        }
+        return p
+    }
+
+    public func deleteVehiclePhoto(id: Int64) throws(ResultsBookError) {
+        try withStore { s throws(StoreError) in try s.deleteVehiclePhoto(id: id) }
+    }
+
     public func runs(_ query: GPSRunQuery) throws(ResultsBookError) -> [GPSRunRecord] {
         try withStore { s throws(StoreError) in try s.gpsRuns(query) }
     }
@@ -253,6 +269,31 @@ extension WebServer {
             try s.requirePIN(request, context)
             let v = try s.runID(context)
             try call { d throws(ResultsBookError) in try d.deleteVehicle(id: v) }
+            return Response(status: .noContent)
+        }
+        router.get("/api/gps/vehicles/:id/photo") { _, context in
+            let v = try s.runID(context)
+            let photo = try call { d throws(ResultsBookError) in try d.vehiclePhoto(id: v) }
+            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-cache"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: photo.jpeg)))
+        }
+        // The body is the JPEG (the page scales a phone's photo down first).
+        router.put("/api/gps/vehicles/:id/photo") { request, context in
+            try s.requirePIN(request, context)
+            let v = try s.runID(context)
+            var request = request
+            let buffer: ByteBuffer
+            do { buffer = try await request.collectBody(upTo: VehiclePhoto.maxBytes) } catch {
+                throw APIError(.contentTooLarge, field: "photo", reason: "at most \(VehiclePhoto.maxBytes >> 10) kB: choose a smaller picture")
+            }
+            let jpeg = Array(buffer.readableBytesView)
+            try call { d throws(ResultsBookError) in try d.setVehiclePhoto(id: v, jpeg: jpeg) }
+            return Response(status: .noContent)
+        }
+        router.delete("/api/gps/vehicles/:id/photo") { request, context in
+            try s.requirePIN(request, context)
+            let v = try s.runID(context)
+            try call { d throws(ResultsBookError) in try d.deleteVehiclePhoto(id: v) }
             return Response(status: .noContent)
         }
         router.put("/api/gps/active") { request, context in

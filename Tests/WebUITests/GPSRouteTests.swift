@@ -5,6 +5,7 @@
 
 import Foundation
 import GPSTiming
+import HTTPTypes
 import Hummingbird
 import Logging
 import HummingbirdTesting
@@ -92,7 +93,10 @@ struct GPSRouteTests {
         }
     }
 
-    @Test("the garage: vehicles added with the PIN (a name required, a bad year named), the first the default and active; runs filed under the active vehicle, sorted by a milestone, filtered, exported as CSV and JSON, deleted; the active vehicle locked during a run; a vehicle deleted keeps its runs")
+    /// A 16 × 8 blue JPEG, written by FFmpeg (`ffmpeg -f lavfi -i color=c=blue:s=16x8 -frames:v 1 -q:v 8 tiny.jpg`).
+    static let tinyJPEG = "/9j/4AAQSkZJRgABAgAAAQABAAD//gAQTGF2YzU5LjM3LjEwMAD/2wBDAAgQEBMQExYWFhYWFhoYGhsbGxoaGhobGxsdHR0iIiIdHR0bGx0dICAiIiUmJSMjIiMmJigoKDAwLi44ODpFRVP/xABMAAEBAAAAAAAAAAAAAAAAAAAABwEBAQAAAAAAAAAAAAAAAAAABQcQAQAAAAAAAAAAAAAAAAAAAAARAQAAAAAAAAAAAAAAAAAAAAD/wAARCAAIABADASIAAhEAAxEA/9oADAMBAAIRAxEAPwCOAL+Lf//Z"
+
+    @Test("the garage: vehicles added with the PIN (a name required, a bad year named), the first the default and active; runs filed under the active vehicle, sorted by a milestone, filtered, exported as CSV and JSON, deleted; the active vehicle locked during a run; a photo kept and given back (a file that is not a JPEG, a cut one or a big one refused); a vehicle deleted keeps its runs")
     func garage() async throws {
         let f = Fixture()
         let store = try RunStore(directory: f.directory.path + "/garage", logger: Logger(label: "test"))
@@ -166,8 +170,48 @@ struct GPSRouteTests {
                 #expect((vehicles.first?["bests"] as? [String: Any])?["0-60 mph"] as? Double == 4.8)
                 #expect(r.json["activeID"] as? Int == ids[1])
             }
-            // Deleting the Golf keeps its runs under its name.
+            // A photo: a JPEG kept and given back; other files refused with the reason.
+            let jpeg = try #require(Data(base64Encoded: Self.tinyJPEG))
+            let photoHeaders: HTTPFields = [HTTPField.Name("X-Gate-PIN")!: Fixture.pin, .contentType: "image/jpeg"]
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[0])/photo", method: .get) { r in
+                #expect(r.status == .notFound && r.errorField == "photo")
+            }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[0])/photo", method: .put, body: ByteBuffer(bytes: jpeg)) { r in
+                #expect(r.status == .unauthorized)
+            }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[0])/photo", method: .put, headers: photoHeaders, body: body("GIF89a not a photo")) { r in
+                #expect(r.status == .badRequest && r.errorField == "photo" && r.text.contains("not a JPEG picture"))
+            }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[0])/photo", method: .put, headers: photoHeaders,
+                                     body: ByteBuffer(bytes: Array(jpeg.prefix(20)))) { r in
+                #expect(r.status == .badRequest && r.text.contains("cut short or damaged"))
+            }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[0])/photo", method: .put, headers: photoHeaders,
+                                     body: ByteBuffer(bytes: [UInt8](repeating: 0xFF, count: VehiclePhoto.maxBytes + 1))) { r in
+                #expect(r.status == .contentTooLarge && r.errorField == "photo")
+            }
+            try await client.execute(uri: "/api/gps/vehicles/999/photo", method: .put, headers: photoHeaders, body: ByteBuffer(bytes: jpeg)) { r in
+                #expect(r.status == .notFound)
+            }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[0])/photo", method: .put, headers: photoHeaders, body: ByteBuffer(bytes: jpeg)) { r in
+                #expect(r.status == .noContent)
+            }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[0])/photo", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "image/jpeg" && Array(r.body.readableBytesView) == [UInt8](jpeg))
+            }
+            #expect(try store.vehiclePhoto(id: Int64(ids[0]))?.width == 16 && store.vehiclePhoto(id: Int64(ids[0]))?.height == 8)
+            try await client.execute(uri: "/api/gps/garage", method: .get) { r in
+                let vehicles = r.json["vehicles"] as? [[String: Any]] ?? []
+                #expect(vehicles.map { $0["hasPhoto"] as? Bool } == [true, false])
+            }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[1])/photo", method: .put, headers: photoHeaders, body: ByteBuffer(bytes: jpeg)) { r in
+                #expect(r.status == .noContent)
+            }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[1])/photo", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            try await client.execute(uri: "/api/gps/vehicles/\(ids[1])/photo", method: .delete, headers: pinHeader) { r in #expect(r.status == .notFound) }
+            // Deleting the Golf keeps its runs under its name; its photo goes with it.
             try await client.execute(uri: "/api/gps/vehicles/\(ids[0])", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            #expect(try store.vehiclePhoto(id: Int64(ids[0])) == nil)
             try await client.execute(uri: "/api/gps/runs", method: .get) { r in
                 #expect(r.jsonArray.count == 3 && r.jsonArray.filter { $0["vehicleName"] as? String == "Blue Golf" }.count == 2)
             }

@@ -102,6 +102,12 @@ async function gpsGarage() {
       if (!confirm("Delete " + v.name + "? Its runs stay, under its name.")) return;
       if (await control("DELETE", "/api/gps/vehicles/" + v.id, undefined, v.name + " deleted.") !== undefined) { gpsGarage(); gpsHistory(); }
     };
+    if (gv.hasPhoto) {
+      const img = el("img", undefined, "vehicle-photo");
+      img.src = "/api/gps/vehicles/" + v.id + "/photo?v=" + (gps.photoVersion || 0);
+      img.alt = v.name;
+      li.append(img);
+    }
     li.append(el("strong", v.name), el("div", vehicleLine(gv), "small"), el("div", v.notes || "", "small"));
     const row = el("div", undefined, "row");
     row.append(edit, def, del);
@@ -113,6 +119,11 @@ async function gpsGarage() {
 
 function vehicleForm(v) {
   gps.editing = v ? v.id : null;
+  $("veh-photo").value = "";
+  const gv = v && gps.garage ? gps.garage.vehicles.find((x) => x.vehicle.id === v.id) : null;
+  $("veh-photo-now").hidden = !(gv && gv.hasPhoto);
+  $("veh-photo-remove").hidden = !(gv && gv.hasPhoto);
+  if (gv && gv.hasPhoto) $("veh-photo-now").src = "/api/gps/vehicles/" + v.id + "/photo?v=" + (gps.photoVersion || 0);
   $("vehicle-title").textContent = v ? "Edit " + v.name : "New vehicle";
   for (const k of ["name", "make", "model", "trim", "colour", "notes"]) $("veh-" + k).value = v ? v[k] || "" : "";
   $("veh-year").value = v && v.year ? String(v.year) : "";
@@ -129,8 +140,31 @@ async function saveVehicle() {
     ? await control("PUT", "/api/gps/vehicles/" + gps.editing, body, body.name + " saved.")
     : await control("POST", "/api/gps/vehicles", body, body.name + " added to the garage.");
   if (r === undefined) return;
+  const file = $("veh-photo").files[0];
+  if (file) await sendVehiclePhoto(gps.editing || r.id, file, body.name);
   vehicleForm(null);
   await gpsGarage();
+}
+
+// A phone's photo scaled to at most 800 pixels and sent as JPEG (about 100 kB).
+async function sendVehiclePhoto(id, file, name) {
+  let bitmap;
+  try { bitmap = await createImageBitmap(file); } catch (e) { say("Photo: that file is not a picture the browser can read.", true); return; }
+  const k = Math.min(1, 800 / Math.max(bitmap.width, bitmap.height));
+  const c = document.createElement("canvas");
+  c.width = Math.max(1, Math.round(bitmap.width * k)); c.height = Math.max(1, Math.round(bitmap.height * k));
+  c.getContext("2d").drawImage(bitmap, 0, 0, c.width, c.height);
+  const blob = await new Promise((done) => c.toBlob(done, "image/jpeg", 0.85));
+  try {
+    const r = await fetch("/api/gps/vehicles/" + id + "/photo", { method: "PUT", headers: { "X-Gate-PIN": state.pin, "Content-Type": "image/jpeg" }, body: blob });
+    if (!r.ok) {
+      const data = await r.json().catch(() => null);
+      say("Photo: " + (data && data.error ? data.error.reason : "HTTP " + r.status), true);
+      return;
+    }
+    gps.photoVersion = (gps.photoVersion || 0) + 1;
+    say(name + " saved with its photo.");
+  } catch (e) { say("Photo: " + e.message, true); }
 }
 
 function drawGPS() {
@@ -223,6 +257,14 @@ window.addEventListener("DOMContentLoaded", async () => {
     e.preventDefault();
     saveVehicle();
   });
+  $("veh-photo-remove").onclick = async () => {
+    const id = gps.editing;
+    if (id && await control("DELETE", "/api/gps/vehicles/" + id + "/photo", undefined, "Photo removed.") !== undefined) {
+      gps.photoVersion = (gps.photoVersion || 0) + 1;
+      await gpsGarage();
+      vehicleForm(gps.garage.vehicles.find((x) => x.vehicle.id === id).vehicle);
+    }
+  };
   $("g-car").onclick = () => gpsInCar(!document.body.classList.contains("in-car"));
   $("g-units").onclick = () => {
     gps.metric = !gps.metric;
