@@ -138,6 +138,10 @@ struct SkiTrackerTests {
         let day = try again.day(track.id)
         #expect(day.runs.count == 1 && day.lifts.count == 1, "\(day.runs.count) runs, \(day.lifts.count) lifts")
         if let run = day.runs.first {
+            print("ski logger through gpsd: \(stopped.points) of \(epochs.count) fixes stored; run vertical "
+                + "\(String(format: "%.1f", run.vertical)) m (truth 400.0), distance \(String(format: "%.1f", run.distance)) m "
+                + "(truth \(String(format: "%.1f", runDistance))), top speed \(String(format: "%.2f", run.topSpeed)) m/s "
+                + "(truth \(String(format: "%.2f", topSpeed))); lift \(String(format: "%.1f", day.lifts.first?.vertical ?? 0)) m up (truth 400.0)")
             #expect(abs(run.vertical - 400) <= 8, "vertical \(run.vertical)")
             #expect(abs(run.topSpeed - topSpeed) < 0.05, "top speed \(run.topSpeed), truth \(topSpeed)")
             #expect(abs(run.distance - runDistance) <= 0.03 * runDistance, "distance \(run.distance), truth \(runDistance)")

@@ -48,6 +48,8 @@ struct GPXTests {
         let day = SkiDayAnalysis.analyse(back.points)
         #expect(day.runs.count == d.runs.count, "\(day.runs.count) runs for \(d.runs.count)")
         let truth = d.runs.reduce(0) { $0 + $1.vertical }
+        print("GPX without speeds: \(day.runs.count) of \(d.runs.count) runs found; vertical \(String(format: "%.1f", day.totalVertical)) m "
+            + "against \(String(format: "%.1f", truth)) m (\(String(format: "%.2f", 100 * abs(day.totalVertical - truth) / truth)) %)")
         #expect(abs(day.totalVertical - truth) <= 0.02 * truth, "vertical \(day.totalVertical) for \(truth)")
     }
 
