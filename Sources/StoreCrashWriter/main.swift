@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes runs into a results database until killed; the power-loss test SIGKILLs it mid-write.
 //
-// Usage: StoreCrashWriter DB_PATH [FIRST_WALL_MS]
+// Usage: StoreCrashWriter [--ski] DB_PATH [FIRST_WALL_MS]
 // Prints `committed ID` on stdout (flushed) after each run the store has committed. Every
 // run has `splitsPerRun` splits and `crossingsPerRun` crossings, so a reader can tell a
 // half-written run from a whole one.
@@ -23,9 +23,37 @@ func say(_ text: String, fd: Int32) {
     _ = line.withUTF8 { write(fd, $0.baseAddress, $0.count) }
 }
 
-let args = CommandLine.arguments
+var args = CommandLine.arguments
+// `--ski`: the ski logger's writes instead: the track being recorded (taken up if one is),
+// fixes added `skiBatch` at a time; `committed N` is the number of fixes stored so far.
+let skiBatch = 10
+if args.count >= 3, args[1] == "--ski" {
+    args.remove(at: 1)
+    let store: RunStore
+    do { store = try RunStore(path: args[1], logger: Logger(label: "sprintgate.store")) } catch {
+        say("\(error)", fd: 2)
+        exit(1)
+    }
+    do {
+        let track = try store.recordingSkiTrack() ?? store.startSkiTrack(name: "crash", sport: .ski, wallTime: 1_780_000_000)
+        var stored = try store.skiTrack(id: track.id).points
+        while true {
+            let points = (0 ..< skiBatch).map { i in
+                let k = Int64(stored + i)
+                return SkiTrackPoint(timeNs: 1_780_000_000_000_000_000 + k * 100_000_000, latitude: 46 + Double(k) * 1e-6, longitude: 7,
+                                     altitude: 2000 - Double(k) * 0.01, speed: 10)
+            }
+            try store.appendSkiPoints(trackID: track.id, points)
+            stored += skiBatch
+            say("committed \(stored)", fd: 1)
+        }
+    } catch {
+        say("\(error)", fd: 2)
+        exit(1)
+    }
+}
 guard args.count >= 2 else {
-    say("usage: StoreCrashWriter DB_PATH [FIRST_WALL_MS]", fd: 2)
+    say("usage: StoreCrashWriter [--ski] DB_PATH [FIRST_WALL_MS]", fd: 2)
     exit(2)
 }
 let firstWall = args.count >= 3 ? Int64(args[2]) ?? 1_780_000_000_000 : 1_780_000_000_000

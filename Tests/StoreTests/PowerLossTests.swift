@@ -26,10 +26,10 @@ import Testing
 
     /// Runs the writer until it has reported `atLeast` commits plus a random extra delay,
     /// SIGKILLs it, and returns the ids it reported as committed.
-    static func runAndKill(writer: String, db: String, firstWall: Int64, atLeast: Int, extraMs: Int) throws -> [Int64] {
+    static func runAndKill(writer: String, db: String, firstWall: Int64, atLeast: Int, extraMs: Int, ski: Bool = false) throws -> [Int64] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: writer)
-        p.arguments = [db, String(firstWall)]
+        p.arguments = ski ? ["--ski", db] : [db, String(firstWall)]
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -88,6 +88,32 @@ import Testing
             }
             // Bests stay consistent with the runs that survived.
             for b in try store.bests() { #expect(present.contains(b.runID)) }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(3))) func killedSkiLoggerLosesNoCommittedFixAndTakesItsTrackUpAgain() throws {
+        guard let writer = Self.writerPath() else {
+            Issue.record("StoreCrashWriter is not built: run `swift build --product StoreCrashWriter` or set SPRINTGATE_CRASH_WRITER")
+            return
+        }
+        let dir = TempDir()
+        var seed = UInt64(ProcessInfo.processInfo.environment["SPRINTGATE_TEST_SEED"].flatMap(UInt64.init) ?? UInt64(Date().timeIntervalSince1970))
+        print("ski power-loss test seed \(seed) (SPRINTGATE_TEST_SEED to reproduce)")
+        for round in 0..<4 {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            let counts = try Self.runAndKill(writer: writer, db: dir.dbPath, firstWall: 0, atLeast: 20, extraMs: Int((seed >> 33) % 40), ski: true)
+            #expect(counts.count >= 20, "round \(round): the writer reported only \(counts.count) commits")
+            let store = try RunStore(path: dir.dbPath, logger: quietLog)
+            #expect(try store.integrityCheck() == ["ok"], "round \(round)")
+            // One track, still being recorded, with every fix reported and whole batches only.
+            let tracks = try store.skiTracks()
+            #expect(tracks.count == 1 && tracks.first?.recording == true, "round \(round): \(tracks)")
+            let stored = tracks.first?.points ?? 0
+            print("ski power-loss round \(round): \(stored) fixes stored, \(counts.last ?? 0) reported before the kill")
+            #expect(stored >= Int(counts.last ?? 0), "round \(round): \(stored) fixes stored, \(counts.last ?? 0) reported")
+            #expect(stored % 10 == 0, "round \(round): \(stored) fixes: a batch was torn")
+            let times = try store.skiPoints(trackID: tracks.first?.id ?? 0).map(\.timeNs)
+            #expect(times == (0 ..< Int64(stored)).map { 1_780_000_000_000_000_000 + $0 * 100_000_000 }, "round \(round): fixes missing or doubled")
         }
     }
 }

