@@ -13,7 +13,7 @@
 # Usage: browser_gps.py PORT CDP_PORT GPS_PORT SCREENSHOT_DIR PIN_FILE
 import base64, json, subprocess, sys, tempfile, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_page, until as until_in, wait_http
+from cdp import gps_feed, open_page, play, stop_feed, until as until_in, wait_http
 
 port, cdp, gps_port, shot_dir, pin_file = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 base = f"http://127.0.0.1:{port}"
@@ -26,11 +26,8 @@ for line in open(drive):
         truth["0-60 mph"] = float(parts[0].split()[2])
         truth["1/4 mile"] = float(parts[1].split()[2])
 
-feed = subprocess.Popen(["scripts/gps/fake-feed", str(gps_port), drive, "0.01"], stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE, text=True)
+feed = gps_feed(gps_port, drive, 0.01)
 try:
-    if feed.stdout.readline().strip() != "ready":
-        raise SystemExit("FAIL: fake-feed did not start gpsd")
     wait_http(base + "/api/gps", 30)
     c = open_page(cdp, base + "/")
     c.call("Emulation.setDeviceMetricsOverride", width=360, height=800, deviceScaleFactor=2, mobile=True)
@@ -81,8 +78,7 @@ try:
     js("document.getElementById('g-car').click()")
     until("document.body.classList.contains('in-car') && getComputedStyle(document.querySelector('header')).display === 'none'"
           " && getComputedStyle(document.getElementById('board')).display === 'none'", "the in-car view does not hide the rest of the page", 5)
-    feed.stdin.write("go\n")
-    feed.stdin.flush()
+    play(feed)
     until("document.getElementById('g-lock').textContent.startsWith('3D fix · 12 sats · ±3 m')", "no 3D fix shown", 30)
     until("document.getElementById('g-state').textContent.startsWith('Armed')", "the timer did not arm", 30)
     print("ok: fix and armed:", js("document.getElementById('g-lock').textContent"))
@@ -134,9 +130,4 @@ try:
         raise SystemExit("FAIL: the deleted run is still stored")
     print("ok: units switched; the run deleted from the page; screenshots gps.png and gps-in-car.png")
 finally:
-    try:
-        feed.stdin.close()
-    except OSError:
-        pass
-    feed.terminate()
-    feed.wait(10)
+    stop_feed(feed)

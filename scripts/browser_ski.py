@@ -10,9 +10,9 @@
 # not GPX is refused with the reason shown, and the imported day is deleted from the page.
 # Saves docs/ski.png (the day) and docs/ski-run.png (a run), 360 x 800, and docs/ski-card.png.
 # Usage: browser_ski.py PORT CDP_PORT GPS_PORT SCREENSHOT_DIR PIN_FILE WORK_DIR
-import base64, json, subprocess, sys, time, urllib.request
+import base64, json, sys, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_page, until as until_in, wait_http
+from cdp import gps_feed, open_page, play, stop_feed, until as until_in, wait_http
 
 port, cdp, gps_port, shot_dir, pin_file, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 base = f"http://127.0.0.1:{port}"
@@ -25,11 +25,8 @@ def get_json(path):
     return json.loads(urllib.request.urlopen(base + path, timeout=10).read())
 
 
-feed = subprocess.Popen(["scripts/gps/fake-feed", str(gps_port), day, "0.002"], stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE, text=True)
+feed = gps_feed(gps_port, day, 0.002)
 try:
-    if feed.stdout.readline().strip() != "ready":
-        raise SystemExit("FAIL: fake-feed did not start gpsd")
     wait_http(base + "/api/ski", 30)
     c = open_page(cdp, base + "/")
     c.call("Emulation.setDeviceMetricsOverride", width=360, height=800, deviceScaleFactor=2, mobile=True)
@@ -71,8 +68,7 @@ try:
     until("document.getElementById('sk-state').textContent === 'Recording' && document.getElementById('sk-toggle').textContent === 'Stop tracking'",
           "tracking did not start from the page")
     print("ok: tracking started from the page")
-    feed.stdin.write("go\n")
-    feed.stdin.flush()
+    play(feed)
     until(f"document.getElementById('sk-now').textContent.startsWith('Test hill: {fixes} fixes')",
           f"the page never counted all {fixes} fixes", 60)
     print("ok: live line:", js("document.getElementById('sk-now').textContent"))
@@ -139,9 +135,4 @@ try:
         raise SystemExit("FAIL: the deleted day is still stored")
     print("ok: the imported day deleted from the page; screenshots ski.png, ski-run.png and ski-card.png")
 finally:
-    try:
-        feed.stdin.close()
-    except OSError:
-        pass
-    feed.terminate()
-    feed.wait(10)
+    stop_feed(feed)

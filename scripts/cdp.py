@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # The browser tests' DevTools protocol client for headless Chromium, and their waits.
-import base64, json, os, socket, struct, time, urllib.request
+import base64, json, os, socket, struct, subprocess, time, urllib.request
 
 def wait_http(url, timeout):
     end = time.time() + timeout
@@ -69,6 +69,28 @@ def open_page(cdp_port, url):
     c.call("Page.enable")
     c.call("Page.navigate", url=url)
     return c
+
+def gps_feed(gps_port, log, cycle):
+    """Starts gpsd on gps_port with scripts/gps/fake-feed, ready to play log (NMEA) at cycle s
+    between sentences once "go" is written to its stdin."""
+    feed = subprocess.Popen(["scripts/gps/fake-feed", str(gps_port), log, str(cycle)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    if feed.stdout.readline().strip() != "ready":
+        feed.terminate()
+        raise SystemExit("FAIL: fake-feed did not start gpsd")
+    return feed
+
+def play(feed):
+    feed.stdin.write("go\n")
+    feed.stdin.flush()
+
+def stop_feed(feed):
+    try:
+        feed.stdin.close()
+    except OSError:
+        pass
+    feed.terminate()
+    feed.wait(10)
 
 def open_unlocked(cdp_port, base, pin):
     """Opens the gate's page at `base`, waits for the live board and unlocks it with `pin`."""

@@ -281,12 +281,7 @@ extension WebServer {
         router.put("/api/gps/vehicles/:id/photo") { request, context in
             try s.requirePIN(request, context)
             let v = try s.runID(context)
-            var request = request
-            let buffer: ByteBuffer
-            do { buffer = try await request.collectBody(upTo: VehiclePhoto.maxBytes) } catch {
-                throw APIError(.contentTooLarge, field: "photo", reason: "at most \(VehiclePhoto.maxBytes >> 10) kB: choose a smaller picture")
-            }
-            let jpeg = Array(buffer.readableBytesView)
+            let jpeg = try await s.fileBody(request, upTo: VehiclePhoto.maxBytes, field: "photo", advice: "choose a smaller picture")
             try call { d throws(ResultsBookError) in try d.setVehiclePhoto(id: v, jpeg: jpeg) }
             return Response(status: .noContent)
         }

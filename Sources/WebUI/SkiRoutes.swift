@@ -371,12 +371,7 @@ extension WebServer {
             let q = request.uri.queryParameters
             let sp = try sport(q["sport"].map(String.init)) ?? .ski
             let name = q["name"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
-            var request = request
-            let buffer: ByteBuffer
-            do { buffer = try await request.collectBody(upTo: GPX.maxBytes) } catch {
-                throw APIError(.contentTooLarge, field: "file", reason: "a GPX file of at most \(GPX.maxBytes >> 20) MB")
-            }
-            let bytes = Array(buffer.readableBytesView)
+            let bytes = try await s.fileBody(request, upTo: GPX.maxBytes, field: "file", advice: "a GPX file that large is more than a day")
             return try s.json(try call { d throws(ResultsBookError) in
                 try d.importGPX(bytes, name: name, sport: sp, wallTime: WebServer.wallSeconds())
             }, status: .created)

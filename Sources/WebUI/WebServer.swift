@@ -524,6 +524,15 @@ public struct WebServer: Sendable {
         attempts.succeeded(client: who)
     }
 
+    /// A file sent as the request's body (a photo, a GPX file), at most `limit` bytes;
+    /// larger is 413 naming `field`, with `advice`.
+    func fileBody(_ request: Request, upTo limit: Int, field: String, advice: String) async throws -> [UInt8] {
+        var request = request
+        do { return Array(try await request.collectBody(upTo: limit).readableBytesView) } catch {
+            throw APIError(.contentTooLarge, field: field, reason: "at most \(limit >> 20 > 0 ? "\(limit >> 20) MB" : "\(limit >> 10) kB"): \(advice)")
+        }
+    }
+
     func body(_ request: Request, _ context: WebContext) async throws -> [String: Any] {
         var request = request
         let buffer: ByteBuffer
