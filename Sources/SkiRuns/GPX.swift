@@ -382,13 +382,14 @@ public enum GPX {
         var lo = 0, hi = 0
         var derived = [Double](repeating: 0, count: n)
         for i in 0 ..< n {
-            while lo < i - 1, p[i].time - p[lo + 1].time >= speedHalfWindow { lo += 1 }
-            while p[i].time - p[lo].time > speedHalfWindow, lo < i - 1 { lo += 1 }
-            if hi < i + 1 { hi = min(n - 1, i + 1) }
+            // The earliest point within the window before, and the latest within it after;
+            // at least the neighbours.
+            while lo < i - 1, p[i].time - p[lo].time > speedHalfWindow { lo += 1 }
+            hi = max(hi, min(n - 1, i + 1))
             while hi + 1 < n, p[hi + 1].time - p[i].time <= speedHalfWindow { hi += 1 }
-            let a = max(0, min(lo, i - 1)), b = max(hi, min(n - 1, i + 1))
-            let dt = p[b].time - p[a].time
-            derived[i] = dt > 0 ? SkiDayAnalysis.distance(p[a], p[b]) / dt : 0
+            let a = min(lo, max(0, i - 1))
+            let dt = p[hi].time - p[a].time
+            derived[i] = dt > 0 ? SkiDayAnalysis.distance(p[a], p[hi]) / dt : 0
         }
         for i in 0 ..< n where given[i] == nil { p[i].speed = derived[i] }
     }

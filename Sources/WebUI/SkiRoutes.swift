@@ -210,7 +210,7 @@ extension SkiDesk {
     }
 
     private func run(_ day: SkiDay, _ n: Int) throws(ResultsBookError) -> SkiRun {
-        guard (1 ... max(1, day.runs.count)).contains(n), n <= day.runs.count else {
+        guard n >= 1, n <= day.runs.count else {
             throw ResultsBookError(.notFound, field: "run", reason: "the track has \(day.runs.count) runs; there is no run \(n)")
         }
         return day.runs[n - 1]
