@@ -25,7 +25,7 @@ def get_json(path):
     return json.loads(urllib.request.urlopen(base + path, timeout=10).read())
 
 
-feed = gps_feed(gps_port, day, 0.002)
+feed = gps_feed(gps_port, day, 0.005)
 try:
     wait_http(base + "/api/ski", 30)
     c = open_page(cdp, base + "/")
@@ -69,8 +69,12 @@ try:
           "tracking did not start from the page")
     print("ok: tracking started from the page")
     play(feed)
-    until(f"document.getElementById('sk-now').textContent.startsWith('Test hill: {fixes} fixes')",
-          f"the page never counted all {fixes} fixes", 60)
+    try:
+        until(f"document.getElementById('sk-now').textContent.startsWith('Test hill: {fixes} fixes')",
+              f"the page never counted all {fixes} fixes", 60)
+    except SystemExit:
+        print("live line:", js("document.getElementById('sk-now').textContent"), "; API:", get_json("/api/ski"))
+        raise
     print("ok: live line:", js("document.getElementById('sk-now').textContent"))
     js("document.getElementById('sk-toggle').click()")
     until("document.getElementById('sk-state').textContent === 'Not tracking'", "tracking did not stop from the page")

@@ -81,10 +81,14 @@ public final class SkiTracker: SkiDesk, Sendable {
     /// the fix is 3D with a position.
     public func ingest(_ fix: GPSFix) {
         let batch: (Int64, [SkiTrackPoint])? = state.withLock { s in
+            let previous = s.lastFix
             s.lastFix = fix
             guard let track = s.track, fix.mode == .threeD, let la = fix.latitude, let lo = fix.longitude, let al = fix.altitude else {
                 return nil
             }
+            // Why: gpsd may report one epoch twice (a cycle's end seen late under load);
+            // the instant is stored once.
+            if let previous, previous.time == fix.time { return nil }
             s.pending.append(SkiTrackPoint(timeNs: fix.time.nanoseconds, latitude: la, longitude: lo, altitude: al, speed: fix.speed))
             if s.pending.count > Self.maxPending { s.pending.removeFirst(s.pending.count - Self.maxPending) }
             // Also by count: a receiver whose clock steps back must not hold fixes unwritten.
@@ -101,9 +105,9 @@ public final class SkiTracker: SkiDesk, Sendable {
     private func write(_ id: Int64, _ points: [SkiTrackPoint]) {
         guard let store else { return }
         do throws(StoreError) {
-            try store.appendSkiPoints(trackID: id, points)
+            let added = try store.appendSkiPoints(trackID: id, points)
             let cleared = state.withLock { s in
-                s.stored += points.count
+                s.stored += added
                 defer { s.storeError = nil }
                 return s.storeError != nil
             }

@@ -79,15 +79,20 @@ extension RunStore {
         }
     }
 
-    /// Adds fixes to a track in one transaction (durable when this returns). A fix at an
-    /// instant the track already has is left out (a receiver's fix sent again).
-    public func appendSkiPoints(trackID: Int64, _ points: [SkiTrackPoint]) throws(StoreError) {
-        guard !points.isEmpty else { return }
-        try writeTransaction("store ski track fixes") { db in
+    /// Adds fixes to a track in one transaction (durable when this returns) and says how
+    /// many were new. A fix at an instant the track already has is left out (a receiver's
+    /// fix sent again).
+    @discardableResult
+    public func appendSkiPoints(trackID: Int64, _ points: [SkiTrackPoint]) throws(StoreError) -> Int {
+        guard !points.isEmpty else { return 0 }
+        return try writeTransaction("store ski track fixes") { db in
             let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO ski_points (track_id, t_ns, lat, lon, alt, speed) VALUES (?, ?, ?, ?, ?, ?)")
+            var added = 0
             for p in points {
                 try insert.execute(arguments: [trackID, p.timeNs, p.latitude, p.longitude, p.altitude, p.speed])
+                added += db.changesCount
             }
+            return added
         }
     }
 

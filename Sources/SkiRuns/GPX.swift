@@ -360,6 +360,11 @@ public enum GPX {
                 given.append(speeds[i])
             }
             guard p.count >= 2 else {
+                if points.count >= 2 {
+                    // Why: some devices write every point with one time (a clock never set).
+                    return .failure(GPXError("the file's \(points.count) track points all have the same time "
+                        + "(\(GPX.time(points[0].time))): the device's clock was not set, so the runs cannot be timed"))
+                }
                 return .failure(GPXError(skipped > 0
                     ? "the file has no track points with both a time and an elevation (\(skipped) without)"
                     : "the file has fewer than two track points"))

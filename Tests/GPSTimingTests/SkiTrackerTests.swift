@@ -93,6 +93,28 @@ struct SkiTrackerTests {
         #expect(await press(SkiTracker(store: nil, logger: Logger(label: "test"))) == nil)
     }
 
+    @Test("a fix gpsd reports twice (one epoch, two reports) is taken and counted once; fixes without a 3D position are not taken; the count shown is the fixes stored")
+    func sameInstantOnce() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-ski-twice-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try RunStore(directory: directory, logger: Logger(label: "test"))
+        let tracker = SkiTracker(store: store, logger: Logger(label: "test"))
+        let track = try tracker.startTracking(sport: .ski, name: "")
+        func fix(_ s: Double, mode: FixMode = .threeD) -> GPSFix {
+            GPSFix(time: GPSTime(seconds: 1_800_000_000 + s), mode: mode, speed: 3, latitude: 46, longitude: 7, altitude: mode == .threeD ? 2000 : nil)
+        }
+        for s in 0 ..< 30 {
+            tracker.ingest(fix(Double(s)))
+            tracker.ingest(fix(Double(s)))
+            tracker.ingest(fix(Double(s) + 0.5, mode: .twoD))
+        }
+        let live = tracker.skiLive()
+        #expect((live.track?.points ?? 0) + live.pending == 30)
+        tracker.flush()
+        #expect(tracker.skiLive().track?.points == 30 && tracker.skiLive().pending == 0)
+        #expect(try store.skiTrack(id: track.id).points == 30)
+    }
+
     @Test("tracking on, a lift and a run through gpsd at 1 Hz: every fix stored (at most the last second unwritten when the gate stops without warning, and that second written on a clean stop); the gate started again goes on with the same track; the day has one lift and one run, vertical within 2 % of 400 m; GPX of the track reads back")
     func liftAndRun() async throws {
         if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }

@@ -81,7 +81,7 @@ struct GPXTests {
         #expect(t.skipped == 3)
     }
 
-    @Test("bad files: not XML, not GPX, broken XML, a position out of range, no usable points, too few points, an entity that would fetch a file: each a clear error")
+    @Test("bad files: not XML, not GPX, broken XML, a position out of range, no usable points, too few points, every point at one time, an entity that would fetch a file: each a clear error")
     func badFiles() {
         func error(_ text: String) -> String {
             do {
@@ -106,6 +106,10 @@ struct GPXTests {
             == "the file has no track points with both a time and an elevation (1 without)")
         #expect(error("<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><ele>1</ele><time>2026-01-15T09:00:03Z</time></trkpt></trkseg></trk></gpx>")
             == "the file has fewer than two track points")
+        // A device whose clock was never set writes one time for every point.
+        #expect(error("<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><ele>1</ele><time>1901-12-13T20:45:52.2073437Z</time></trkpt>"
+            + "<trkpt lat=\"1.001\" lon=\"2\"><ele>5</ele><time>1901-12-13T20:45:52.2073437Z</time></trkpt></trkseg></trk></gpx>")
+            == "the file's 2 track points all have the same time (1901-12-13T20:45:52.207Z): the device's clock was not set, so the runs cannot be timed")
         // An external entity is neither fetched nor expanded.
         let xxe = error("<?xml version=\"1.0\"?><!DOCTYPE gpx [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><gpx><trk><name>&x;</name><trkseg>"
             + "<trkpt lat=\"1\" lon=\"2\"><ele>1</ele><time>2026-01-15T09:00:03Z</time></trkpt>"

@@ -26,7 +26,7 @@ import Testing
         let again = try #require(try store.recordingSkiTrack())
         #expect(again.id == t.id && again.points == 10)
         // A fix sent again (the same instant) is stored once.
-        try store.appendSkiPoints(trackID: t.id, (8 ..< 20).map { Self.point($0) })
+        #expect(try store.appendSkiPoints(trackID: t.id, (8 ..< 20).map { Self.point($0) }) == 10)
         #expect(throws: StoreError.self) { try store.deleteSkiTrack(id: t.id) }
         try store.stopSkiTrack(id: t.id, wallTime: 1_768_470_000)
         #expect(throws: StoreError.self) { try store.stopSkiTrack(id: t.id, wallTime: 1_768_470_001) }
