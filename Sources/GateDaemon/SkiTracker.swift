@@ -21,6 +21,9 @@ public final class SkiTracker: SkiDesk, Sendable {
     private let receiverStatus = Mutex<(@Sendable () -> ReceiverStatus)?>(nil)
     private let state = Mutex(State())
     public let skiCache = SkiDayCache()
+    /// Where the database is written, in order: never gpsd's client thread, which a slow
+    /// SD card's sync would hold up (and with it the timer's events and the page's speed).
+    private let writer = DispatchQueue(label: "sprintgate.ski.store")
 
     /// Why about a second: a power cut loses at most the last second of the track, and an
     /// SD card is written once a second rather than at the receiver's rate.
@@ -33,6 +36,8 @@ public final class SkiTracker: SkiDesk, Sendable {
     struct State {
         var track: SkiTrack?
         var pending: [SkiTrackPoint] = []
+        /// Fixes handed to the writer and not yet written.
+        var writing = 0
         var stored = 0
         var lastFix: GPSFix?
         var storeError: String?
@@ -51,14 +56,18 @@ public final class SkiTracker: SkiDesk, Sendable {
         receiverStatus.withLock { $0 = status }
     }
 
-    /// Writes the fixes taken and not yet written (when the gate stops).
+    /// Writes the fixes taken and not yet written, and returns once they are (when the
+    /// gate stops).
     public func flush() {
-        let batch: (Int64, [SkiTrackPoint])? = state.withLock { s in
-            guard let t = s.track, !s.pending.isEmpty else { return nil }
-            defer { s.pending.removeAll() }
-            return (t.id, s.pending)
+        writer.sync {
+            let batch: (Int64, [SkiTrackPoint])? = state.withLock { s in
+                guard let t = s.track, !s.pending.isEmpty else { return nil }
+                defer { s.pending.removeAll() }
+                s.writing += s.pending.count
+                return (t.id, s.pending)
+            }
+            if let (id, points) = batch { write(id, points) }
         }
-        if let (id, points) = batch { write(id, points) }
     }
 
     /// Takes up the track that was being recorded when the gate stopped, if any.
@@ -96,17 +105,20 @@ public final class SkiTracker: SkiDesk, Sendable {
                   abs(Double(fix.time.nanoseconds - first.timeNs) / 1e9) >= Self.flushSeconds || s.pending.count >= Self.flushCount else { return nil }
             let out = s.pending
             s.pending.removeAll(keepingCapacity: true)
+            s.writing += out.count
             return (track.id, out)
         }
-        if let (id, points) = batch { write(id, points) }
+        if let (id, points) = batch { writer.async { self.write(id, points) } }
     }
 
-    /// Writes fixes; on failure they go back to be written with the next batch.
+    /// Writes fixes handed to the writer (on its queue); on failure they go back to be
+    /// written with the next batch.
     private func write(_ id: Int64, _ points: [SkiTrackPoint]) {
         guard let store else { return }
         do throws(StoreError) {
             let added = try store.appendSkiPoints(trackID: id, points)
             let cleared = state.withLock { s in
+                s.writing -= points.count
                 s.stored += added
                 defer { s.storeError = nil }
                 return s.storeError != nil
@@ -114,6 +126,7 @@ public final class SkiTracker: SkiDesk, Sendable {
             if cleared { logger.notice("ski track fixes are stored again") }
         } catch {
             let first = state.withLock { s in
+                s.writing -= points.count
                 if s.track?.id == id { s.pending.insert(contentsOf: points, at: 0) }
                 defer { s.storeError = error.description }
                 return s.storeError == nil
@@ -132,7 +145,7 @@ public final class SkiTracker: SkiDesk, Sendable {
             var track = s.track
             track?.points = s.stored
             let fix = s.lastFix.flatMap { $0.mode == .threeD ? $0 : nil }
-            return SkiLive(recording: s.track != nil, track: track, pending: s.pending.count, link: status.link.rawValue,
+            return SkiLive(recording: s.track != nil, track: track, pending: s.pending.count + s.writing, link: status.link.rawValue,
                            linkDetail: status.detail, speed: status.link == .fix ? fix?.speed : nil,
                            altitude: status.link == .fix ? fix?.altitude : nil, storeError: s.storeError)
         }
@@ -177,19 +190,29 @@ public final class SkiTracker: SkiDesk, Sendable {
 
     public func stopTracking() throws(ResultsBookError) -> SkiTrack? {
         guard let store else { return nil }
-        let taken: (SkiTrack, [SkiTrackPoint])? = state.withLock { s in
-            guard let t = s.track else { return nil }
-            let p = s.pending
-            s.pending.removeAll()
-            return (t, p)
+        // On the writer's queue, after the batches handed to it before.
+        let result: Result<SkiTrack?, StoreError> = writer.sync {
+            let taken: (SkiTrack, [SkiTrackPoint])? = state.withLock { s in
+                guard let t = s.track else { return nil }
+                let p = s.pending
+                s.pending.removeAll()
+                return (t, p)
+            }
+            guard let (track, points) = taken else { return .success(nil) }
+            do throws(StoreError) {
+                try store.appendSkiPoints(trackID: track.id, points)
+                try store.stopSkiTrack(id: track.id, wallTime: wallClock())
+                return .success(track)
+            } catch {
+                state.withLock { $0.pending.insert(contentsOf: points, at: 0) }
+                return .failure(error)
+            }
         }
-        guard let (track, points) = taken else { return nil }
-        do throws(StoreError) {
-            try store.appendSkiPoints(trackID: track.id, points)
-            try store.stopSkiTrack(id: track.id, wallTime: wallClock())
-        } catch {
-            state.withLock { $0.pending.insert(contentsOf: points, at: 0) }
-            throw SQLiteResultsBook.bookError(error)
+        let track: SkiTrack
+        switch result {
+        case .success(let t?): track = t
+        case .success(nil): return nil
+        case .failure(let error): throw SQLiteResultsBook.bookError(error)
         }
         state.withLock { s in
             s.track = nil

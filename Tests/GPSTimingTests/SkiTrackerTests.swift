@@ -146,8 +146,13 @@ struct SkiTrackerTests {
         #expect(live.recording && live.storeError == nil)
         gate.stop()
         // The gate stops without warning: what was written is there, and a new gate goes on
-        // with the same track.
-        let stored = try store.skiTrack(id: track.id).points
+        // with the same track. (Its writer writes each batch as it comes; the feed above is
+        // faster than real time, so it is given a moment to catch up.)
+        var stored = try store.skiTrack(id: track.id).points
+        while stored < epochs.count - 2, Date() < end {
+            try await Task.sleep(for: .milliseconds(20))
+            stored = try store.skiTrack(id: track.id).points
+        }
         #expect(stored >= epochs.count - 2 && stored <= epochs.count, "\(stored) stored")
         let again = SkiTracker(store: store, logger: Logger(label: "test"))
         again.resume()
