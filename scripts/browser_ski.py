@@ -68,12 +68,20 @@ try:
     until("document.getElementById('sk-state').textContent === 'Recording' && document.getElementById('sk-toggle').textContent === 'Stop tracking'",
           "tracking did not start from the page")
     print("ok: tracking started from the page")
+    # gpsd passes on only what comes after a client watches: the gate's client (which
+    # retries with back-off when gpsd was not up yet) must be connected before the feed.
+    deadline = time.time() + 30
+    while get_json("/api/ski")["link"] == "no-gpsd":
+        if time.time() > deadline:
+            raise SystemExit("FAIL: the gate's gpsd client did not connect within 30 s")
+        time.sleep(0.2)
     play(feed)
     try:
         until(f"document.getElementById('sk-now').textContent.startsWith('Test hill: {fixes} fixes')",
               f"the page never counted all {fixes} fixes", 60)
     except SystemExit:
-        print("live line:", js("document.getElementById('sk-now').textContent"), "; API:", get_json("/api/ski"))
+        print("live line:", js("document.getElementById('sk-now').textContent"), "; API:", get_json("/api/ski"),
+              "; tracks:", get_json("/api/ski/tracks"))
         raise
     print("ok: live line:", js("document.getElementById('sk-now').textContent"))
     js("document.getElementById('sk-toggle').click()")

@@ -193,9 +193,12 @@ public final class SkiTracker: SkiDesk, Sendable {
         // On the writer's queue, after the batches handed to it before.
         let result: Result<SkiTrack?, StoreError> = writer.sync {
             let taken: (SkiTrack, [SkiTrackPoint])? = state.withLock { s in
+                // No fix is taken for it from here on (the receiver goes on sending).
                 guard let t = s.track else { return nil }
                 let p = s.pending
                 s.pending.removeAll()
+                s.track = nil
+                s.stored = 0
                 return (t, p)
             }
             guard let (track, points) = taken else { return .success(nil) }
@@ -204,7 +207,13 @@ public final class SkiTracker: SkiDesk, Sendable {
                 try store.stopSkiTrack(id: track.id, wallTime: wallClock())
                 return .success(track)
             } catch {
-                state.withLock { $0.pending.insert(contentsOf: points, at: 0) }
+                // Still recording, as before the stop was asked for.
+                let stored = (try? store.skiTrack(id: track.id).points) ?? 0
+                state.withLock { s in
+                    s.track = track
+                    s.stored = stored
+                    s.pending.insert(contentsOf: points, at: 0)
+                }
                 return .failure(error)
             }
         }
@@ -213,10 +222,6 @@ public final class SkiTracker: SkiDesk, Sendable {
         case .success(let t?): track = t
         case .success(nil): return nil
         case .failure(let error): throw SQLiteResultsBook.bookError(error)
-        }
-        state.withLock { s in
-            s.track = nil
-            s.stored = 0
         }
         let stopped: SkiTrack
         do throws(StoreError) { stopped = try store.skiTrack(id: track.id) } catch { throw SQLiteResultsBook.bookError(error) }

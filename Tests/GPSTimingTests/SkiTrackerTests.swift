@@ -93,7 +93,7 @@ struct SkiTrackerTests {
         #expect(await press(SkiTracker(store: nil, logger: Logger(label: "test"))) == nil)
     }
 
-    @Test("a fix gpsd reports twice (one epoch, two reports) is taken and counted once; fixes without a 3D position are not taken; the count shown is the fixes stored")
+    @Test("a fix gpsd reports twice (one epoch, two reports) is taken and counted once; fixes without a 3D position are not taken; the count shown is the fixes stored; once stopped, no fix is taken")
     func sameInstantOnce() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-ski-twice-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -112,6 +112,11 @@ struct SkiTrackerTests {
         #expect((live.track?.points ?? 0) + live.pending == 30)
         tracker.flush()
         #expect(tracker.skiLive().track?.points == 30 && tracker.skiLive().pending == 0)
+        #expect(try store.skiTrack(id: track.id).points == 30)
+        // Stopped: the fixes that keep coming are taken for no track.
+        #expect(try tracker.stopTracking()?.points == 30)
+        tracker.ingest(fix(100))
+        #expect(!tracker.skiLive().recording && tracker.skiLive().pending == 0)
         #expect(try store.skiTrack(id: track.id).points == 30)
     }
 
