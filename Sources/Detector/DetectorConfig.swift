@@ -9,6 +9,8 @@ public import GateCore
 public struct DetectorConfig: Sendable, Hashable {
     /// Column of the gate line in input-image pixels (may be fractional).
     public var gateX: Double
+    /// What the gate times: an athlete's torso, or the foremost point of a vehicle.
+    public var subject: CrossingSubject = .athlete
     /// The work image's short side is at least this many pixels; the input is reduced by
     /// the largest integer factor that keeps it so (160 gives 284×160 from 568×320).
     public var workShortSide: Int = 160
@@ -44,6 +46,17 @@ public struct DetectorConfig: Sendable, Hashable {
     public init(gateX: Double) {
         self.gateX = gateX
     }
+}
+
+/// What crosses the line and which edge of it is timed.
+public enum CrossingSubject: String, Sendable, Hashable, CaseIterable {
+    /// A person: the torso's leading edge (trunk and shoulders; not head, arms or legs).
+    /// Bodies far longer than tall (a car behind the fence) are never timed.
+    case athlete
+    /// A car, a kart, a bike with its rider: the foremost point of the whole moving body,
+    /// with no torso logic, as a drag strip's beam sees the front of a car. Bodies of any
+    /// length are timed, and pieces of one body side by side (cut by a post) are one body.
+    case vehicle
 }
 
 /// Size thresholds in work pixels, all derived from `DetectorConfig.minCrossingHeight` and

@@ -11,6 +11,14 @@ extension PhotoFinishDetector {
 
     /// Measures each body's torso leading edge in both directions.
     mutating func measureBodies() {
+        if config.subject == .vehicle {
+            for i in 0..<blobCount where !blobs[i].small {
+                var b = blobs[i]
+                measureFront(&b)
+                blobs[i] = b
+            }
+            return
+        }
         for i in 0..<blobCount where !blobs[i].small && !blobs[i].vehicle {
             var b = blobs[i]
             measureTorso(&b)
@@ -160,8 +168,8 @@ extension PhotoFinishDetector {
         guard y1 - y0 >= 3 else { return }
         // Why: an opening keeps a thick part's vertical edges where they are and rounds
         // only its corners, so the edge lies within a pixel or two of the trunk's extent.
-        b.frontRight = leadingEdge(rows: y0..<y1, direction: 1, reach: 2, straight: upright, row: &b.rowRight)
-        b.frontLeft = leadingEdge(rows: y0..<y1, direction: -1, reach: 2, straight: upright, row: &b.rowLeft)
+        b.frontRight = leadingEdge(rows: y0..<y1, direction: 1, reach: 2, pick: upright ? .torso : .median, row: &b.rowRight)
+        b.frontLeft = leadingEdge(rows: y0..<y1, direction: -1, reach: 2, pick: upright ? .torso : .median, row: &b.rowLeft)
     }
 
     /// Bodies shorter than this, in work pixels, are measured without an opening.
@@ -190,8 +198,32 @@ extension PhotoFinishDetector {
             trunkLeft[y] = Int16(l)
             trunkRight[y] = Int16(r)
         }
-        b.frontRight = leadingEdge(rows: y0..<y1, direction: 1, reach: 1, straight: false, row: &b.rowRight)
-        b.frontLeft = leadingEdge(rows: y0..<y1, direction: -1, reach: 1, straight: false, row: &b.rowLeft)
+        b.frontRight = leadingEdge(rows: y0..<y1, direction: 1, reach: 1, pick: .median, row: &b.rowRight)
+        b.frontLeft = leadingEdge(rows: y0..<y1, direction: -1, reach: 1, pick: .median, row: &b.rowLeft)
+    }
+
+    /// The foremost point of a whole body, for the vehicle subject: each row's extent of
+    /// motion pixels inside the body's box, with sub-pixel coverage at its ends, and the
+    /// point that the foremost twentieth of the rows reach.
+    ///
+    /// Why: a vehicle is rigid, so any fixed point of its outline moves with it; the
+    /// nose's rows are a good part of its height (a bumper, a kart's nose cone, a wheel),
+    /// while a single row ahead of them is noise or a fence bar's edge.
+    private func measureFront(_ b: inout Blob) {
+        let w = geometry.width
+        for y in b.top...b.bottom {
+            var l = -1, r = -1
+            let base = y * w
+            for x in b.left...b.right where mask[base + x] != 0 {
+                if l < 0 { l = x }
+                r = x
+            }
+            trunkLeft[y] = Int16(l)
+            trunkRight[y] = Int16(r)
+        }
+        let rows = b.top..<(b.bottom + 1)
+        b.frontRight = leadingEdge(rows: rows, direction: 1, reach: 1, pick: .front, row: &b.rowRight)
+        b.frontLeft = leadingEdge(rows: rows, direction: -1, reach: 1, pick: .front, row: &b.rowLeft)
     }
 
     /// One-dimensional erosion along lines of a bitmap: a pixel stays set when it and the
@@ -214,7 +246,7 @@ extension PhotoFinishDetector {
     /// leftward), or −1 when too few rows give one. Each row starts at the trunk's extent
     /// and follows the motion pixels at most `reach` further (what the opening rounded
     /// off); `row` receives the work row of the foremost point.
-    private func leadingEdge(rows: Range<Int>, direction: Int, reach: Int, straight: Bool, row: inout Int) -> Double {
+    private func leadingEdge(rows: Range<Int>, direction: Int, reach: Int, pick: EdgePick, row: inout Int) -> Double {
         let w = geometry.width
         let gQ = gainQ12
         var valid = 0
@@ -237,7 +269,16 @@ extension PhotoFinishDetector {
             // a ramp at 8 ms exposure and sprint speed is about that long.
             let inset = 5
             let inner0 = Int(direction > 0 ? trunkLeft[y] : trunkRight[y])
-            let start = direction > 0 ? max(inner0, x - inset) : min(inner0, x + inset)
+            var start = direction > 0 ? max(inner0, x - inset) : min(inner0, x + inset)
+            if pick == .front {
+                // Why: a vehicle's foremost part may be thin (a tyre, a bumper's lip, a
+                // kart's nose bar): with background behind it, the pixels inset from its
+                // end are no part of a solid body, so the profile starts where the run of
+                // motion pixels that ends at the edge starts.
+                var k = x
+                while k != start && mask[base + k - direction] != 0 { k -= direction }
+                start = k
+            }
             let inner = max(0, min(w - 1, start - direction))
             let tLum = (Int32(cur[base + start]) + Int32(cur[base + inner])) * 128
             var cover = 0.0
@@ -264,7 +305,21 @@ extension PhotoFinishDetector {
         guard valid >= 3 else { return -1 }
         // Why: the edge of a leaning trunk is no straight vertical line through its rows;
         // the middle of its rows' edges is its front, past the back and short of the head.
-        return straight ? torsoFront(rows: rows, row: &row) : medianEdge(rows: rows, row: &row)
+        switch pick {
+        case .torso: return torsoFront(rows: rows, row: &row)
+        case .median: return edgeAt(rows: rows, numerator: 1, denominator: 2, row: &row)
+        case .front: return edgeAt(rows: rows, numerator: 19, denominator: 20, row: &row)
+        }
+    }
+
+    /// Which of a body's per-row edges is its leading edge.
+    enum EdgePick {
+        /// A straight line fitted to an upright trunk's rows, arms dropped (`torsoFront`).
+        case torso
+        /// The middle of the rows' edges: a leaning trunk, a far body's band.
+        case median
+        /// Where the foremost twentieth of the rows reach: a vehicle's nose.
+        case front
     }
 
     /// The bound below which `numerator / denominator` of the measured rows' edges lie,
@@ -284,10 +339,10 @@ extension PhotoFinishDetector {
         return (b, total)
     }
 
-    /// The middle of the measured rows' edges (the largest at or below their median), and
-    /// its row.
-    private func medianEdge(rows: Range<Int>, row: inout Int) -> Double {
-        let (m, total) = edgePercentile(rows: rows, numerator: 1, denominator: 2)
+    /// The largest of the measured rows' edges at or below their `numerator/denominator`
+    /// percentile (1/2: the median), and its row.
+    private func edgeAt(rows: Range<Int>, numerator: Int, denominator: Int, row: inout Int) -> Double {
+        let (m, total) = edgePercentile(rows: rows, numerator: numerator, denominator: denominator)
         guard total > 0 else { return -1 }
         var best = -1.0
         for y in rows where rowEdge[y] >= 0 && rowEdge[y] <= m && rowEdge[y] > best { best = rowEdge[y]; row = y }

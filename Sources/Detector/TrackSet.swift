@@ -352,12 +352,14 @@ extension PhotoFinishDetector {
         // every frame; a runner whose body joins a car passing behind grows by a car's
         // length at once, and is a runner again when they part.
         let grewSlowly = tr.samples <= 1 || blob.widthPixels - previousWidth <= blob.heightPixels / 2
-        if blob.vehicle && grewSlowly {
+        if blob.vehicle && grewSlowly && config.subject == .athlete {
             tr.vehicle = true
             tr.pending = false
             tr.armedBits = 0
         }
-        let person = !tr.vehicle && !blob.vehicle
+        // Why: in the vehicle subject every body is timed by its foremost point, so a
+        // long body is what is looked for, not a reason to stay silent.
+        let person = config.subject == .vehicle || !tr.vehicle && !blob.vehicle
         if person, blob.frontRight >= 0 { s.right = blob.frontRight; s.rightNs = sampleTime(frameNs: tNs, workRow: blob.rowRight) }
         if person, blob.frontLeft >= 0 { s.left = blob.frontLeft; s.leftNs = sampleTime(frameNs: tNs, workRow: blob.rowLeft) }
         let slot = ti * Self.historyLength + tr.samples % Self.historyLength

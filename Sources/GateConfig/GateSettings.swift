@@ -28,6 +28,9 @@ public struct GateSettings: Sendable {
     public var speedUnit: SpeedUnit
     public var engine: EngineConfig
     public var minHeight: Double?
+    /// What the camera gate times (`[detector] subject`): athletes' torsos by default, or
+    /// vehicles' foremost points for a speed trap or an ET timer.
+    public var subject: CrossingSubject = .athlete
     /// In work-image pixels per second.
     public var minVelocity: Double?
     public var motionThreshold: Int?
@@ -94,6 +97,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
     /// The detector settings for frames of `width` (the gate line defaults to the middle).
     public func detectorConfig(width: Int) -> DetectorConfig {
         var c = DetectorConfig(gateX: gateX ?? Double(width) / 2)
+        c.subject = subject
         if let minHeight { c.minCrossingHeight = minHeight }
         if let minVelocity { c.minVelocity = minVelocity }
         if let motionThreshold { c.motionThreshold = motionThreshold }
@@ -210,7 +214,13 @@ public struct SkiTrackSettings: Sendable, Hashable {
         motionThreshold = nil
         rowReadout = .zero
         if let det = try doc.table("detector") {
-            try det.checkKeys(["min_height", "min_velocity", "motion_threshold", "row_time_us"])
+            try det.checkKeys(["subject", "min_height", "min_velocity", "motion_threshold", "row_time_us"])
+            if let v = try det.string("subject", "\"athlete\" or \"vehicle\"") {
+                guard let s = CrossingSubject(rawValue: v) else {
+                    throw det.error(.invalidValue, "subject", "\"\(v)\" is not \"athlete\" or \"vehicle\"")
+                }
+                subject = s
+            }
             minHeight = try det.optionalNumber("min_height", in: 0.1...1, unit: " of the frame height")
             minVelocity = try det.optionalNumber("min_velocity", in: 0...10000, unit: " work pixels per second")
             motionThreshold = try det.optionalInt("motion_threshold", in: 4...128)

@@ -23,6 +23,7 @@ extension WebGate {
             "camera": "\(board.camera.device) \(cameraMode) at \(board.camera.fps) fps",
             "state directory": settings.stateDirectory,
             "gate line x": gateLineText(settings.gateX, frameWidth: frameWidth, movedOnPage: movedOnPage),
+            "timed": settings.subject == .vehicle ? "vehicles: the foremost point" : "athletes: the torso",
         ]
         do {
             let web = try WebGate(gateName: "SprintGate", stateDirectory: settings.stateDirectory, config: settings.engine,

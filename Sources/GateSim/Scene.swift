@@ -65,8 +65,9 @@ public struct VehicleSpec: Sendable, Hashable {
     }
     public var kind: Kind = .car
     public var direction: CrossingDirection = .leftToRight
-    /// Instant, in seconds from the first frame, at which its foremost point reaches the
-    /// gate line.
+    /// Instant, in seconds from the first frame, at which its reference point reaches the
+    /// gate line: the front of its drawing's frame, within a few percent of its height of
+    /// its foremost point (`SceneSpec.expectedVehicleCrossings` has that instant).
     public var crossingTime: Double = 0.8
     /// Horizontal speed in input pixels per second.
     public var speed: Double = 600
@@ -167,6 +168,27 @@ public struct SceneSpec: Sendable, Hashable {
             guard r.bodyVisible, r.stopAt == nil, r.crossingTime > 0, r.crossingTime < duration else { return nil }
             return ExpectedCrossing(time: r.crossingTime, direction: r.direction, runner: i)
         }.sorted { $0.time < $1.time }
+    }
+}
+
+extension SceneSpec {
+    /// The crossings a gate in the vehicle subject should report: each vehicle's foremost
+    /// point reaching the line, in the order they happen (`runner` is the vehicle's index).
+    public var expectedVehicleCrossings: [ExpectedCrossing] {
+        vehicles.enumerated().compactMap { i, v in
+            guard v.crossingTime > 0, v.crossingTime < duration else { return nil }
+            return ExpectedCrossing(time: v.crossingTime - Self.noseAhead(v) / v.speed, direction: v.direction, runner: i)
+        }.sorted { $0.time < $1.time }
+    }
+
+    /// How far the drawn outline of `v` reaches ahead of its reference point, input pixels
+    /// (negative: it stays behind it), at its crossing instant: the car's rounded nose
+    /// lies a little behind it, the bicycle's front tyre a little ahead.
+    static func noseAhead(_ v: VehicleSpec) -> Double {
+        var capsules: [SceneRenderer.Capsule] = []
+        SceneRenderer.vehiclePose(v, gateX: 0, at: v.crossingTime, shake: (0, 0), into: &capsules)
+        let s: Double = v.direction == .leftToRight ? 1 : -1
+        return capsules.map { max(s * $0.x0, s * $0.x1) + $0.r }.max() ?? 0
     }
 }
 

@@ -28,6 +28,9 @@ struct EvaluateCommand: ParsableCommand {
             help: "Smallest body height that can cross, as a fraction of frame height (as in replay).")
     var minHeight: Double = 0.08
 
+    @Option(help: "What is timed: athlete (the torso) or vehicle (the foremost point).")
+    var subject: String = "athlete"
+
     @Option(name: .customLong("min-recall"), help: "Exit 1 when the total recall is below this (0...1).")
     var minRecall: Double = 0
 
@@ -58,6 +61,7 @@ struct EvaluateCommand: ParsableCommand {
             let clip = clipPath(for: annotation, beside: path)
             var config = DetectorConfig(gateX: 0)
             config.minCrossingHeight = minHeight
+            config.subject = crossingSubject(subject)
             let results: [FootageGateResult]
             do {
                 results = try evaluateFootage(annotation, clipPath: clip, config: config, debugDirectory: debug)

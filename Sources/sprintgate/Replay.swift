@@ -31,6 +31,9 @@ struct ReplayCommand: ParsableCommand {
     @Option(name: .customLong("min-height"), help: "Smallest body height that can cross, as a fraction of frame height.")
     var minHeight: Double = 0.33
 
+    @Option(help: "What is timed: athlete (the torso) or vehicle (the foremost point).")
+    var subject: String = "athlete"
+
     @Option(name: .customLong("min-velocity"), help: "Slowest crossing speed in input pixels per second (default: a fifth of the smallest body height per second).")
     var minVelocity: Double?
 
@@ -62,6 +65,7 @@ struct ReplayCommand: ParsableCommand {
         var config = DetectorConfig(gateX: gateX)
         config.minCrossingHeight = minHeight
         config.rowReadout = .microseconds(rowTimeUs)
+        config.subject = crossingSubject(subject)
         let geometry = WorkGeometry(inputWidth: reader.width, inputHeight: reader.height, shortSide: config.workShortSide)
         if let minVelocity {
             guard minVelocity >= 0 else { fail("--min-velocity must not be negative") }

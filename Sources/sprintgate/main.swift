@@ -2,6 +2,7 @@
 // The sprintgate command: entry point and subcommands.
 
 import ArgumentParser
+import Detector
 import GateConfig
 import GateCore
 import LinuxHardware
@@ -22,6 +23,12 @@ func fail(_ message: String) -> Never {
     var line = "\(JournalLogHandler.standardErrorIsJournal() ? "<3>" : "")error: \(message)\n"
     line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     exit(2)
+}
+
+/// The detector subject named on the command line, or a one-line error.
+func crossingSubject(_ name: String) -> CrossingSubject {
+    guard let s = CrossingSubject(rawValue: name) else { fail("--subject \(name) is not athlete or vehicle") }
+    return s
 }
 
 JournalLogHandler.bootstrapIfJournal()

@@ -43,6 +43,7 @@ struct GateSettingsTests {
             set_pause_s = [1, 2]
             start_sound = "gunshot"
             [detector]
+            subject = "vehicle"
             min_height = 0.4
             row_time_us = 25
             [camera]
@@ -54,6 +55,7 @@ struct GateSettingsTests {
         #expect(s.speedUnit == .kilometresPerHour)
         let d = s.detectorConfig(width: 640)
         #expect(d.gateX == 100.5 && d.minCrossingHeight == 0.4 && d.rowReadout == .microseconds(25))
+        #expect(d.subject == .vehicle)
         #expect(s.board.camera.fps == 60 && s.board.camera.exposureMicroseconds == 2000)
     }
 
@@ -68,6 +70,7 @@ struct GateSettingsTests {
         ("[start]\nset_pause_s = [3, 1]", "start.set_pause_s", "[3.0, 1.0]"),
         ("[start]\nstart_sound = \"horn\"", "start.start_sound", "beep, gunshot, whistle"),
         ("[detector]\nmin_height = 2", "detector.min_height", "out of range"),
+        ("[detector]\nsubject = \"car\"", "detector.subject", "\"athlete\" or \"vehicle\""),
         ("[camera]\nfps = 50", "camera.fps", "30, 60, 90, 120"),
         ("[feedback]\nbuzzer = \"yes\"", "feedback.buzzer", "true or false"),
         ("[sound]\nvolume = 3", "sound", "unknown table"),
