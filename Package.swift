@@ -109,6 +109,12 @@ let package = Package(
             dependencies: ["GPSTiming", "CXML2"],
             swiftSettings: strictSettings
         ),
+        // Rowing ergometers: the Concept2 PM5's Bluetooth notifications decoded strictly,
+        // and CSAFE frames to program workouts. Pure: no Foundation, no I/O.
+        .target(
+            name: "Rowing",
+            swiftSettings: strictSettings
+        ),
         // gpsd's client: its JSON protocol, the socket, and the thread that keeps the
         // connection and hands fixes on.
         .target(
@@ -270,6 +276,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
+        .testTarget(name: "RowingTests", dependencies: ["Rowing"], swiftSettings: strictSettings),
         .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),
         .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", "GateDaemon", "WebUI", "SQLiteStore", "Engine", "SkiRuns",
                                                      .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
