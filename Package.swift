@@ -145,7 +145,7 @@ let package = Package(
         // Results, athletes and history in SQLite (GRDB, WAL), written on its own thread.
         .target(
             name: "SQLiteStore",
-            dependencies: ["GateCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "Rowing", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: testableSettings
         ),
         // The gate's web page and API: Hummingbird routes and the live WebSocket board.
@@ -280,7 +280,7 @@ let package = Package(
         .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),
         .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", "GateDaemon", "WebUI", "SQLiteStore", "Engine", "SkiRuns",
                                                      .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
-        .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore"], swiftSettings: strictSettings),
+        .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore", "Rowing"], swiftSettings: strictSettings),
         .testTarget(
             name: "WebUITests",
             dependencies: [

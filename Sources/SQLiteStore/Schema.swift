@@ -14,6 +14,7 @@ enum Schema {
     static let v7 = "v7-gps-garage"
     static let v8 = "v8-ski-tracks"
     static let v9 = "v9-vehicle-photos"
+    static let v10 = "v10-erg-sessions"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -231,6 +232,71 @@ enum Schema {
                     width INTEGER NOT NULL,
                     height INTEGER NOT NULL
                 );
+                """)
+        }
+        m.registerMigration(v10) { db in
+            // The rowing hub's record: a session per erg and athlete, every stroke once
+            // (by its stroke count and the PM5's elapsed time, so a stroke sent again after
+            // a reconnect is not doubled), status samples, splits, and the stretches the
+            // erg was out of reach.
+            try db.execute(sql: """
+                CREATE TABLE erg_sessions (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    erg TEXT NOT NULL,
+                    athlete TEXT NOT NULL DEFAULT '',
+                    workout TEXT NOT NULL DEFAULT '',
+                    started_wall_ms INTEGER NOT NULL,
+                    ended_wall_ms INTEGER,
+                    summary_json TEXT
+                );
+                CREATE INDEX erg_sessions_athlete ON erg_sessions(athlete, started_wall_ms);
+                CREATE TABLE erg_strokes (
+                    session_id INTEGER NOT NULL REFERENCES erg_sessions(id) ON DELETE CASCADE,
+                    stroke INTEGER NOT NULL,
+                    elapsed_cs INTEGER NOT NULL,
+                    wall_ms INTEGER NOT NULL,
+                    distance_m REAL NOT NULL,
+                    drive_length_m REAL NOT NULL,
+                    drive_time_s REAL NOT NULL,
+                    recovery_time_s REAL NOT NULL,
+                    stroke_distance_m REAL NOT NULL,
+                    peak_force_lbf REAL NOT NULL,
+                    average_force_lbf REAL NOT NULL,
+                    work_j REAL NOT NULL,
+                    power_w INTEGER,
+                    calories_per_hour INTEGER,
+                    force_curve TEXT NOT NULL DEFAULT '',
+                    PRIMARY KEY (session_id, stroke, elapsed_cs)
+                ) WITHOUT ROWID;
+                CREATE TABLE erg_samples (
+                    session_id INTEGER NOT NULL REFERENCES erg_sessions(id) ON DELETE CASCADE,
+                    elapsed_cs INTEGER NOT NULL,
+                    wall_ms INTEGER NOT NULL,
+                    distance_m REAL,
+                    pace_s REAL,
+                    stroke_rate INTEGER,
+                    heart_rate INTEGER,
+                    drag_factor INTEGER,
+                    PRIMARY KEY (session_id, elapsed_cs)
+                ) WITHOUT ROWID;
+                CREATE TABLE erg_splits (
+                    session_id INTEGER NOT NULL REFERENCES erg_sessions(id) ON DELETE CASCADE,
+                    number INTEGER NOT NULL,
+                    elapsed_cs INTEGER NOT NULL,
+                    time_s REAL NOT NULL,
+                    distance_m REAL NOT NULL,
+                    rest_time_s REAL NOT NULL,
+                    rest_distance_m REAL NOT NULL,
+                    PRIMARY KEY (session_id, number, elapsed_cs)
+                ) WITHOUT ROWID;
+                CREATE TABLE erg_gaps (
+                    session_id INTEGER NOT NULL REFERENCES erg_sessions(id) ON DELETE CASCADE,
+                    from_wall_ms INTEGER NOT NULL,
+                    to_wall_ms INTEGER,
+                    last_stroke INTEGER,
+                    next_stroke INTEGER,
+                    PRIMARY KEY (session_id, from_wall_ms)
+                ) WITHOUT ROWID;
                 """)
         }
         return m
