@@ -180,6 +180,14 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // MQTT through libmosquitto: a client on its own thread, and the outbox that loses no
+        // result while the broker or the Wi-Fi is away.
+        .target(
+            name: "MQTTLink",
+            dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
         // epoll, eventfd and timerfd for the event loop.
         .target(name: "CLinuxSys"),
         // MJPEG to luma with libjpeg-turbo; C, because libjpeg reports errors by longjmp.
@@ -277,6 +285,8 @@ let package = Package(
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
         .testTarget(name: "RowingTests", dependencies: ["Rowing"], swiftSettings: strictSettings),
+        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", .product(name: "Logging", package: "swift-log")],
+                    swiftSettings: strictSettings),
         .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),
         .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", "GateDaemon", "WebUI", "SQLiteStore", "Engine", "SkiRuns",
                                                      .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
