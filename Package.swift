@@ -211,7 +211,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "SQLiteStore", "WebUI", "VideoDelay", "VideoService",
-                "GPSD", "GPSTiming", "SkiRuns",
+                "GPSD", "GPSTiming", "SkiRuns", "MQTTLink",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -285,7 +285,8 @@ let package = Package(
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
         .testTarget(name: "RowingTests", dependencies: ["Rowing"], swiftSettings: strictSettings),
-        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", .product(name: "Logging", package: "swift-log")],
+        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "GateDaemon", "GateConfig", "SQLiteStore",
+                                                     .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strictSettings),
         .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),
         .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", "GateDaemon", "WebUI", "SQLiteStore", "Engine", "SkiRuns",

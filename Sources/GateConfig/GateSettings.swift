@@ -93,6 +93,8 @@ public struct SkiTrackSettings: Sendable, Hashable {
     public var gps: GPSSettings?
     /// The ski track logger's settings (it runs wherever `[gps]` does).
     public var ski = SkiTrackSettings()
+    /// The `[mqtt]` table: results and status published to a broker, off when absent.
+    public var mqtt: MQTTSettings?
 
     /// The detector settings for frames of `width` (the gate line defaults to the middle).
     public func detectorConfig(width: Int) -> DetectorConfig {
@@ -144,7 +146,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
             throw ConfigError(code: .syntax, file: file, keyPath: "", message: "\(error)")
         }
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video", "gps", "ski"])
+        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video", "gps", "ski", "mqtt"])
         source = file
         let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml, or \"auto\"")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
@@ -242,6 +244,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
         videoTable = try doc.table("video").map { t throws(ConfigError) in try VideoSettings(t) }
         video = videoTable.flatMap { $0.enabled ? $0 : nil }
         gps = try doc.table("gps").map { t throws(ConfigError) in try GPSSettings(t) }
+        mqtt = try doc.table("mqtt").map { t throws(ConfigError) in try MQTTSettings(t) }
         if let t = try doc.table("ski") { ski = try SkiTrackSettings(t) }
         self.engine = engine
         if let problem = engine.validate() { throw doc.error(.invalidValue, "start", problem) }
@@ -282,6 +285,38 @@ public struct GPSSettings: Sendable, Hashable {
         if t.table["accuracy_m"] != nil { accuracyMetres = try t.int("accuracy_m", oneOf: [5, 10, 15, 20]) }
         if let v = try t.bool("rollout", "true or false") { rollout = v }
         if let v = try t.bool("set_rate", "true or false") { setRate = v }
+    }
+}
+
+/// The `[mqtt]` table: the gate's runs and its status published to an MQTT broker
+/// (Mosquitto on a hub or a laptop), for other gates' boards, Home Assistant or Node-RED.
+///
+/// ```toml
+/// [mqtt]
+/// host = "192.168.4.1"   # the broker
+/// port = 1883
+/// device = "finish"      # this gate's name in the topics: sprintgate/finish/...
+/// ```
+public struct MQTTSettings: Sendable, Hashable {
+    public var host = "127.0.0.1"
+    public var port = 1883
+    public var device = "sprintgate"
+
+    public init() {}
+
+    init(_ t: TableReader) throws(ConfigError) {
+        try t.checkKeys(["host", "port", "device"])
+        if let v = try t.string("host", "the broker's host name or address, e.g. \"192.168.4.1\"") {
+            guard !v.isEmpty, !v.contains(" ") else { throw t.error(.invalidValue, "host", "\"\(v)\" is not a host name or address") }
+            host = v
+        }
+        if let v = try t.optionalInt("port", in: 1...65535) { port = v }
+        if let v = try t.string("device", "a name of letters, digits, - and _, e.g. \"finish\"") {
+            // Why: the name is a topic level; "/", "+" and "#" would change the topic's shape.
+            let ok = !v.isEmpty && v.count <= 32 && v.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
+            guard ok else { throw t.error(.invalidValue, "device", "\"\(v)\" is not 1 to 32 letters, digits, - or _") }
+            device = v
+        }
     }
 }
 

@@ -163,6 +163,20 @@ struct RunCommand: ParsableCommand {
         // for the disk; a full queue drops and counts (logged at exit).
         // Runs are assembled there from the same events and written to SQLite by its own writer.
         let storage = GateStorage.start(stateDirectory: settings.stateDirectory, context: RunContext(settings: settings), log: log)
+        // `[mqtt]`: every stored run published to the broker from an outbox under the state
+        // directory; the link keeps trying while the broker is away.
+        var mqtt: MQTTResults?
+        if let m = settings.mqtt {
+            do {
+                let results = try MQTTResults(settings: m, outboxDirectory: settings.stateDirectory + "/mqtt-outbox",
+                                              logger: Logger(label: "sprintgate.mqtt"))
+                results.attach(to: storage.commits)
+                mqtt = results
+                log.notice("MQTT: publishing runs to \(m.host):\(m.port) as sprintgate/\(m.device)")
+            } catch {
+                log.error("MQTT: not publishing: \(error)")
+            }
+        }
         // The page reads the same database; photo finishes are stored with the run they finish.
         storage.installPhotoFinish(on: &loop, width: width, height: height, gateX: settings.detectorConfig(width: width).gateX,
                                    fps: Double(board.camera.fps), log: log)
@@ -423,6 +437,7 @@ struct RunCommand: ParsableCommand {
         if let summary = services.stop() { log.notice("\(summary)") }
         videoSwitch?.stop()
         gps?.stop()
+        mqtt?.stop()
         skiTracker?.flush()
         writeStopped(phase: "\(loop.engine.persistentState)")
         log.notice("stopped: \(loop.stats.frames) frames, \(loop.stats.dropped) dropped, \(loop.stats.crossings) crossings")

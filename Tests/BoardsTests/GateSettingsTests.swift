@@ -59,6 +59,14 @@ struct GateSettingsTests {
         #expect(s.board.camera.fps == 60 && s.board.camera.exposureMicroseconds == 2000)
     }
 
+    @Test("[mqtt]: off when absent; host, port and device when given")
+    func mqttTable() throws {
+        #expect(try settings("").mqtt == nil)
+        let m = try #require(try settings("[mqtt]\nhost = \"192.168.4.1\"\nport = 1884\ndevice = \"finish_2\"").mqtt)
+        #expect(m.host == "192.168.4.1" && m.port == 1884 && m.device == "finish_2")
+        #expect(try settings("[mqtt]").mqtt == MQTTSettings())
+    }
+
     @Test("mistakes name file, key and what is allowed", arguments: [
         ("state_dir = \"var/lib/sprintgate\"", "state_dir", "\"var/lib/sprintgate\" is not an absolute path"),
         ("[gate]\nstart_typ = \"flying\"", "gate.start_typ", "unknown key"),
@@ -71,6 +79,9 @@ struct GateSettingsTests {
         ("[start]\nstart_sound = \"horn\"", "start.start_sound", "beep, gunshot, whistle"),
         ("[detector]\nmin_height = 2", "detector.min_height", "out of range"),
         ("[detector]\nsubject = \"car\"", "detector.subject", "\"athlete\" or \"vehicle\""),
+        ("[mqtt]\ndevice = \"finish/line\"", "mqtt.device", "letters, digits, - or _"),
+        ("[mqtt]\nport = 0", "mqtt.port", "out of range"),
+        ("[mqtt]\nbroker = \"x\"", "mqtt.broker", "unknown key"),
         ("[camera]\nfps = 50", "camera.fps", "30, 60, 90, 120"),
         ("[feedback]\nbuzzer = \"yes\"", "feedback.buzzer", "true or false"),
         ("[sound]\nvolume = 3", "sound", "unknown table"),

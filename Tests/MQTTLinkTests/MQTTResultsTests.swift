@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The gate's runs published through `[mqtt]`: each committed run reaches a subscriber as
+// the documented JSON, once by its id, and the gate's status is retained.
+
+import Foundation
+import GateConfig
+import GateDaemon
+import Logging
+import MQTTLink
+import SQLiteStore
+import Synchronization
+import Testing
+
+@Suite("Runs published to MQTT", .serialized)
+struct MQTTResultsTests {
+    @Test("a committed run reaches a subscriber on sprintgate/<device>/runs as JSON with its id, splits in seconds; status online, then offline")
+    func runsPublished() throws {
+        if let why = MQTTLinkTests.skip { print("SKIP: \(why)"); return }
+        let broker = try Broker()
+        try broker.start()
+        let got = Mutex<[String: [UInt8]]>([:])
+        let board = MQTTLink(configuration: .init(host: "127.0.0.1", port: broker.port, clientID: "board", statusTopic: "x/board/status"),
+                             outbox: MemoryOutbox(), logger: Logger(label: "board")) { topic, payload in
+            got.withLock { $0[topic] = payload }
+        }
+        try board.start()
+        board.subscribe("sprintgate/#")
+        var settings = MQTTSettings()
+        settings.port = broker.port
+        settings.device = "finish"
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let results = try MQTTResults(settings: settings, outboxDirectory: scratch.path, logger: Logger(label: "gate"))
+        let relay = CommitRelay()
+        results.attach(to: relay)
+        let run = StoredRun(id: 42, startType: "flying", presetID: "flying-30m", distance: 30, athleteID: 7, wallStartMs: 1_780_000_000_250,
+                            totalNs: 3_456_000_000, gateCount: 2,
+                            splits: [StoredSplit(gateIndex: 1, distance: 30, timeNs: 3_456_000_000, segmentNs: 3_456_000_000,
+                                                 segmentSpeed: 8.68, syncUncertaintyNs: 500_000)])
+        relay.deliver(CommittedRun(run: run, bests: BestsSet(personal: true, season: true)))
+        let end = Date().addingTimeInterval(20)
+        while Date() < end, got.withLock({ $0["sprintgate/finish/runs"] }) == nil { usleep(20_000) }
+        let payload = try #require(got.withLock { $0["sprintgate/finish/runs"] })
+        let m = try JSONDecoder().decode(MQTTResults.RunMessage.self, from: Data(payload))
+        #expect(m.id == "finish/run/42" && m.device == "finish" && m.run == 42 && m.seconds == 3.456 && m.distance == 30)
+        #expect(m.started == "2026-05-28T20:26:40.250Z" && m.startType == "flying" && m.preset == "flying-30m" && m.athlete == 7)
+        #expect(m.splits == [.init(gate: 1, distance: 30, seconds: 3.456)] && !m.falseStart)
+        #expect(got.withLock { $0["sprintgate/finish/status"] } == Array("online".utf8))
+        #expect(results.link.waiting == 0)
+        results.stop()
+        while Date() < end, got.withLock({ $0["sprintgate/finish/status"] }) != Array("offline".utf8) { usleep(20_000) }
+        #expect(got.withLock { $0["sprintgate/finish/status"] } == Array("offline".utf8))
+        board.stop()
+    }
+}
