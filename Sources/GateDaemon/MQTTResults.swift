@@ -14,6 +14,7 @@ public import SQLiteStore
 public final class MQTTResults: Sendable {
     public let link: MQTTLink
     public let device: String
+    private let logger: Logger
 
     /// The run as published: what a board, Home Assistant or Node-RED needs, in SI units.
     public struct RunMessage: Codable, Sendable, Hashable {
@@ -48,6 +49,7 @@ public final class MQTTResults: Sendable {
     /// `outboxDirectory` (nil: in memory).
     public init(settings: MQTTSettings, outboxDirectory: String?, logger: Logger) throws {
         device = settings.device
+        self.logger = logger
         let outbox: any MQTTOutboxStorage = try outboxDirectory.map { try FolderOutbox(directory: $0) } ?? MemoryOutbox()
         link = MQTTLink(configuration: .init(host: settings.host, port: settings.port, clientID: "sprintgate-\(settings.device)",
                                              statusTopic: Self.topicPrefix(settings.device) + "/status"),
@@ -58,7 +60,9 @@ public final class MQTTResults: Sendable {
     /// Publishes each committed run from now on.
     public func attach(to commits: CommitRelay) {
         commits.add { [self] committed in
-            do { try publish(committed.run) } catch { /* kept nowhere: the link logs; the run is in the database */ }
+            // Why: a run the outbox cannot keep (a full card) is still in the database; it is
+            // said, not retried.
+            do { try publish(committed.run) } catch { logger.error("MQTT: run \(committed.run.id ?? 0) not published: \(error)") }
         }
     }
 
