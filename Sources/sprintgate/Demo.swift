@@ -6,6 +6,7 @@ import Detector
 import Engine
 import FFmpegVideo
 import Foundation
+import GateConfig
 import GateCore
 import GateDaemon
 import GateSim
@@ -93,6 +94,9 @@ struct DemoCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("With --web --lone-gate: run the GPS acceleration timer too, reading gpsd on this loopback port (10 fixes a second asked, the 10 m gate).", valueName: "port"))
     var gps: Int?
+
+    @Option(help: ArgumentHelp("With --web --lone-gate: publish each stored run and the gate's status to an MQTT broker on this loopback port, as device \"demo\" (docs/mqtt.md).", valueName: "port"))
+    var mqtt: Int?
 
     @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
@@ -249,6 +253,18 @@ extension DemoCommand {
         }
         // Results and photo finishes go to the SQLite store under --state-dir, as on a gate.
         let storage = GateStorage.start(stateDirectory: stateDir, demoPreset: preset, log: log)
+        var mqttResults: MQTTResults?
+        if let mqtt {
+            var m = MQTTSettings()
+            m.port = mqtt
+            m.device = "demo"
+            do {
+                mqttResults = try MQTTResults(settings: m, outboxDirectory: stateDir + "/mqtt-outbox", logger: Logger(label: "sprintgate.mqtt"))
+                mqttResults?.attach(to: storage.commits)
+            } catch {
+                fail("--mqtt: \(error)")
+            }
+        }
         let web = startPage(port: port, config: config, preset: preset, speedUnit: speedUnit, minHeight: detectorSettings.minCrossingHeight,
                             spec: spec, mode: "demo (simulated lines, no sound)", book: storage.book, wakeFD: epoll.wakeFD, log: log)
         // Why: half a second between passes lets the detector see an empty gate again.
@@ -393,6 +409,7 @@ extension DemoCommand {
         let linkSummary = services.stop()
         videoSwitch.stop()
         gpsGate?.stop()
+        mqttResults?.stop()
         skiTracker?.flush()
         let s = loop.stats
         print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "

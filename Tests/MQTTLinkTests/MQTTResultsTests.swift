@@ -53,3 +53,57 @@ struct MQTTResultsTests {
         board.stop()
     }
 }
+
+@Suite("A running gate publishing to MQTT", .serialized)
+struct MQTTGateTests {
+    @Test("sprintgate demo --mqtt: its stored runs reach a subscriber, each once; killed, its last will says offline")
+    func demoGate() throws {
+        if let why = MQTTLinkTests.skip { print("SKIP: \(why)"); return }
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binary = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            Issue.record("\(binary.path) is missing: build all products first (scripts/test does)")
+            return
+        }
+        let broker = try Broker()
+        try broker.start()
+        let got = Mutex<(MQTTDeduplicator, [String: String])>((MQTTDeduplicator(), [:]))
+        let board = MQTTLink(configuration: .init(host: "127.0.0.1", port: broker.port, clientID: "board", statusTopic: "x/board/status"),
+                             outbox: MemoryOutbox(), logger: Logger(label: "board")) { topic, payload in
+            got.withLock { g in
+                if topic == "sprintgate/demo/status" { g.1[topic] = String(decoding: payload, as: UTF8.self) }
+                if topic == "sprintgate/demo/runs", let m = try? JSONDecoder().decode(MQTTResults.RunMessage.self, from: Data(payload)) {
+                    _ = g.0.first(m.id)
+                }
+            }
+        }
+        try board.start()
+        board.subscribe("sprintgate/#")
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = ["demo", "--web", "\(Broker.freePort())", "--web-host", "127.0.0.1", "--lone-gate", "--fps", "60",
+                       "--mqtt", "\(broker.port)", "--state-dir", state.path, "--seconds", "120"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        // The demo's clip gives a run every few seconds.
+        var end = Date().addingTimeInterval(60)
+        while Date() < end, got.withLock({ $0.0.count }) < 3 { usleep(50_000) }
+        let runs = got.withLock { $0.0.count }
+        #expect(runs >= 3, "\(runs) runs received")
+        #expect(got.withLock { $0.1["sprintgate/demo/status"] } == "online")
+        // Killed: its connection closes with no goodbye, and the broker publishes its will.
+        // (A power cut, whose connection is never closed, the broker notices after one and a
+        // half keep-alives, 15 s; that is not tried here.)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        end = Date().addingTimeInterval(30)
+        while Date() < end, got.withLock({ $0.1["sprintgate/demo/status"] }) != "offline" { usleep(50_000) }
+        #expect(got.withLock { $0.1["sprintgate/demo/status"] } == "offline")
+        #expect(got.withLock { $0.0.repeats } == 0)
+        board.stop()
+    }
+}
