@@ -156,6 +156,10 @@ public struct ErgRecorder: Sendable {
             // Why: the PM5 sends the summary again a minute later with the recovery heart
             // rate; the newer one replaces the first.
             summary = s
+            // The piece is over at its own figures, whatever the last sample said.
+            live.elapsed = s.elapsed
+            live.distance = s.distance
+            if !(live.workoutState?.finished ?? false) { live.workoutState = .workoutEnd }
         case .additionalWorkoutSummary(let s):
             summaryMore = s
         case .forceCurve(let p):

@@ -106,6 +106,10 @@ public struct PM5Piece: Sendable {
                                                          splitNumber: UInt8(k))), false))
             k += 1
         }
+        timeline.append((elapsed, 3, .generalStatus(GeneralStatus(
+            elapsed: elapsed, distance: distance, workoutType: 3, intervalType: 1, workoutState: PM5WorkoutState.workoutEnd.rawValue,
+            rowingState: 0, strokeState: 0, totalWorkDistance: distance, workoutDuration: UInt32(distance), workoutDurationType: 0x80,
+            dragFactor: 120)), false))
         timeline.append((elapsed + 0.05, 6, .workoutSummary(WorkoutSummary(
             logDate: 0, logTime: 0, elapsed: elapsed, distance: distance, averageStrokeRate: UInt8(strokeRate), endingHeartRate: 160,
             averageHeartRate: 150, minimumHeartRate: 120, maximumHeartRate: 165, averageDragFactor: 120, recoveryHeartRate: nil,
