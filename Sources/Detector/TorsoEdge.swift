@@ -11,17 +11,11 @@ extension PhotoFinishDetector {
 
     /// Measures each body's torso leading edge in both directions.
     mutating func measureBodies() {
-        if config.subject == .vehicle {
-            for i in 0..<blobCount where !blobs[i].small {
-                var b = blobs[i]
-                measureFront(&b)
-                blobs[i] = b
-            }
-            return
-        }
-        for i in 0..<blobCount where !blobs[i].small && !blobs[i].vehicle {
+        let vehicles = config.subject == .vehicle
+        // Why: the athlete subject never times a vehicle, so it does not measure one.
+        for i in 0..<blobCount where !blobs[i].small && (vehicles || !blobs[i].vehicle) {
             var b = blobs[i]
-            measureTorso(&b)
+            if vehicles { measureFront(&b) } else { measureTorso(&b) }
             blobs[i] = b
         }
     }
@@ -178,7 +172,6 @@ extension PhotoFinishDetector {
     /// The torso edge of a far body from the motion pixels of its band rows (20–45 % of its
     /// height) inside its box, the median of the rows' edges.
     private func measureSmallTorso(_ b: inout Blob) {
-        let w = geometry.width
         let h = b.heightPixels
         // Why: as `measureTorso`, with the body's box for the trunk: a far runner's box,
         // legs at full stride, is about as wide as tall; a car's is three times.
@@ -189,15 +182,7 @@ extension PhotoFinishDetector {
         let y0 = b.top + (h * 20) / 100
         let y1 = max(y0 + 3, b.top + (h * 45) / 100)
         guard y1 <= geometry.height else { return }
-        for y in y0..<y1 {
-            var l = -1, r = -1
-            for x in b.left...b.right where mask[y * w + x] != 0 {
-                if l < 0 { l = x }
-                r = x
-            }
-            trunkLeft[y] = Int16(l)
-            trunkRight[y] = Int16(r)
-        }
+        markRowExtents(rows: y0..<y1, columns: b.left...b.right)
         b.frontRight = leadingEdge(rows: y0..<y1, direction: 1, reach: 1, pick: .median, row: &b.rowRight)
         b.frontLeft = leadingEdge(rows: y0..<y1, direction: -1, reach: 1, pick: .median, row: &b.rowLeft)
     }
@@ -210,20 +195,26 @@ extension PhotoFinishDetector {
     /// nose's rows are a good part of its height (a bumper, a kart's nose cone, a wheel),
     /// while a single row ahead of them is noise or a fence bar's edge.
     private func measureFront(_ b: inout Blob) {
+        let rows = b.top..<(b.bottom + 1)
+        markRowExtents(rows: rows, columns: b.left...b.right)
+        b.frontRight = leadingEdge(rows: rows, direction: 1, reach: 1, pick: .front, row: &b.rowRight)
+        b.frontLeft = leadingEdge(rows: rows, direction: -1, reach: 1, pick: .front, row: &b.rowLeft)
+    }
+
+    /// Each row's first and last motion pixel within `columns`, into `trunkLeft` and
+    /// `trunkRight` (−1 for a row without one): the extents `leadingEdge` starts from when
+    /// no opening found a trunk.
+    private func markRowExtents(rows: Range<Int>, columns: ClosedRange<Int>) {
         let w = geometry.width
-        for y in b.top...b.bottom {
+        for y in rows {
             var l = -1, r = -1
-            let base = y * w
-            for x in b.left...b.right where mask[base + x] != 0 {
+            for x in columns where mask[y * w + x] != 0 {
                 if l < 0 { l = x }
                 r = x
             }
             trunkLeft[y] = Int16(l)
             trunkRight[y] = Int16(r)
         }
-        let rows = b.top..<(b.bottom + 1)
-        b.frontRight = leadingEdge(rows: rows, direction: 1, reach: 1, pick: .front, row: &b.rowRight)
-        b.frontLeft = leadingEdge(rows: rows, direction: -1, reach: 1, pick: .front, row: &b.rowLeft)
     }
 
     /// One-dimensional erosion along lines of a bitmap: a pixel stays set when it and the

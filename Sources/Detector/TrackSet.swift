@@ -359,9 +359,9 @@ extension PhotoFinishDetector {
         }
         // Why: in the vehicle subject every body is timed by its foremost point, so a
         // long body is what is looked for, not a reason to stay silent.
-        let person = config.subject == .vehicle || !tr.vehicle && !blob.vehicle
-        if person, blob.frontRight >= 0 { s.right = blob.frontRight; s.rightNs = sampleTime(frameNs: tNs, workRow: blob.rowRight) }
-        if person, blob.frontLeft >= 0 { s.left = blob.frontLeft; s.leftNs = sampleTime(frameNs: tNs, workRow: blob.rowLeft) }
+        let timed = config.subject == .vehicle || !tr.vehicle && !blob.vehicle
+        if timed, blob.frontRight >= 0 { s.right = blob.frontRight; s.rightNs = sampleTime(frameNs: tNs, workRow: blob.rowRight) }
+        if timed, blob.frontLeft >= 0 { s.left = blob.frontLeft; s.leftNs = sampleTime(frameNs: tNs, workRow: blob.rowLeft) }
         let slot = ti * Self.historyLength + tr.samples % Self.historyLength
         history[slot] = s
         tr.samples += 1
