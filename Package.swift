@@ -106,7 +106,7 @@ let package = Package(
         // files written, and read with libxml2.
         .target(
             name: "SkiRuns",
-            dependencies: ["GPSTiming", "CXML2"],
+            dependencies: ["GateCore", "GPSTiming", "CXML2"],
             swiftSettings: strictSettings
         ),
         // Rowing ergometers: the Concept2 PM5's Bluetooth notifications decoded strictly,

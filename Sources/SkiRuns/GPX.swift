@@ -2,6 +2,7 @@
 // GPX 1.1 tracks: written for other apps, and read (with libxml2) from any device's file.
 
 import CXML2
+import GateCore
 public import GPSTiming
 
 /// A track read from a GPX file.
@@ -40,31 +41,15 @@ public enum GPX {
             xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v2">
 
             """
-        out += "<metadata><name>\(escape(name))</name>"
+        out += "<metadata><name>\(XMLText.escape(name))</name>"
         if let first = points.first { out += "<time>\(time(first.time))</time>" }
-        out += "</metadata>\n<trk><name>\(escape(name))</name><trkseg>\n"
+        out += "</metadata>\n<trk><name>\(XMLText.escape(name))</name><trkseg>\n"
         for p in points {
             out += "<trkpt lat=\"\(fixed(p.latitude, 7))\" lon=\"\(fixed(p.longitude, 7))\"><ele>\(fixed(p.altitude, 1))</ele>"
             out += "<time>\(time(p.time))</time><extensions><gpxtpx:TrackPointExtension><gpxtpx:speed>\(fixed(p.speed, 2))"
             out += "</gpxtpx:speed></gpxtpx:TrackPointExtension></extensions></trkpt>\n"
         }
         out += "</trkseg></trk>\n</gpx>\n"
-        return out
-    }
-
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            // XML 1.0 has no place for other control characters.
-            case _ where c.value < 0x20 && c != "\n" && c != "\t": out += " "
-            default: out.unicodeScalars.append(c)
-            }
-        }
         return out
     }
 
