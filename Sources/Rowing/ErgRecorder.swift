@@ -17,15 +17,14 @@ public struct StrokeRecord: Sendable, Hashable {
 
 /// A stretch in which the erg was out of reach. Strokes the PM5 counted meanwhile are
 /// not invented: `missedStrokes` says how many there were, once the next stroke shows it.
-public struct ErgGap: Sendable, Hashable {
-    /// Seconds on the recorder's clock.
+public struct ErgGap: Sendable, Hashable, Codable {
+    /// Seconds on the recorder's clock (Unix seconds as the store gives them back).
     public var from: Double
     public var to: Double?
     /// The last stroke count heard before the gap.
     public var lastStroke: UInt16?
     /// The first stroke count heard after it.
     public var nextStroke: UInt16?
-    /// Strokes rowed in the gap, counted by the PM5 and never received; nil until known.
     public init(from: Double, to: Double?, lastStroke: UInt16?, nextStroke: UInt16?) {
         self.from = from
         self.to = to
@@ -33,6 +32,7 @@ public struct ErgGap: Sendable, Hashable {
         self.nextStroke = nextStroke
     }
 
+    /// Strokes rowed in the gap, counted by the PM5 and never received; nil until known.
     public var missedStrokes: Int? {
         guard let a = lastStroke, let b = nextStroke, b > a else { return nil }
         return Int(b - a) - 1

@@ -3,6 +3,7 @@
 // strokes, status samples, splits and gaps, and its export as CSV, JSON and TCX.
 
 import Foundation
+import GateCore
 import GRDB
 public import Rowing
 
@@ -63,19 +64,6 @@ public struct StoredErgStroke: Sendable, Hashable, Codable {
     public var forceCurve: [Double]
 }
 
-/// A stretch in which the erg was out of reach, as stored (Unix seconds).
-public struct StoredErgGap: Sendable, Hashable, Codable {
-    public var from: Double
-    public var to: Double?
-    public var lastStroke: Int?
-    public var nextStroke: Int?
-    /// Strokes rowed in the gap and never received (from the PM5's stroke count).
-    public var missedStrokes: Int? {
-        guard let a = lastStroke, let b = nextStroke, b > a else { return nil }
-        return b - a - 1
-    }
-}
-
 /// The formats a session exports to.
 public enum ErgExportFormat: String, Sendable, CaseIterable {
     /// One row per stroke.
@@ -118,7 +106,6 @@ extension RunStore {
                     calories_per_hour = COALESCE(excluded.calories_per_hour, calories_per_hour),
                     force_curve = CASE WHEN excluded.force_curve = '' THEN force_curve ELSE excluded.force_curve END
                 """)
-            var added = 0
             let before = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM erg_strokes WHERE session_id = ?", arguments: [sessionID]) ?? 0
             for s in strokes {
                 let d = s.data
@@ -127,7 +114,7 @@ extension RunStore {
                                                d.peakDriveForce, d.averageDriveForce, d.workPerStroke, s.power.map { Int($0) },
                                                s.caloriesPerHour.map { Int($0) }, s.forceCurve.map { String(Int($0)) }.joined(separator: " ")])
             }
-            added = (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM erg_strokes WHERE session_id = ?", arguments: [sessionID]) ?? 0) - before
+            let added = (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM erg_strokes WHERE session_id = ?", arguments: [sessionID]) ?? 0) - before
             let sample = try db.cachedStatement(sql: """
                 INSERT INTO erg_samples (session_id, elapsed_cs, wall_ms, distance_m, pace_s, stroke_rate, heart_rate, drag_factor)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -219,12 +206,12 @@ extension RunStore {
         }
     }
 
-    /// A session's gaps in order.
-    public func ergGaps(sessionID: Int64) throws(StoreError) -> [StoredErgGap] {
+    /// A session's gaps in order, their times in Unix seconds.
+    public func ergGaps(sessionID: Int64) throws(StoreError) -> [ErgGap] {
         try read("read an erg session's gaps") { db in
             try Row.fetchAll(db, sql: "SELECT * FROM erg_gaps WHERE session_id = ? ORDER BY from_wall_ms", arguments: [sessionID]).map {
-                StoredErgGap(from: Double($0["from_wall_ms"] as Int64) / 1000, to: ($0["to_wall_ms"] as Int64?).map { Double($0) / 1000 },
-                             lastStroke: $0["last_stroke"], nextStroke: $0["next_stroke"])
+                ErgGap(from: Double($0["from_wall_ms"] as Int64) / 1000, to: ($0["to_wall_ms"] as Int64?).map { Double($0) / 1000 },
+                       lastStroke: $0["last_stroke"], nextStroke: $0["next_stroke"])
             }
         }
     }
@@ -276,7 +263,7 @@ extension RunStore {
                 var session: ErgSession
                 var strokes: [StoredErgStroke]
                 var splits: [Split]
-                var gaps: [StoredErgGap]
+                var gaps: [ErgGap]
             }
             let doc = Doc(session: session, strokes: strokes, splits: splits.map { .init(number: $0.number, time: $0.time, distance: $0.distance, rest: $0.rest) },
                           gaps: gaps)
@@ -314,9 +301,6 @@ extension RunStore {
         }
         let total = s.summary?.elapsed ?? ((strokes.last?.elapsed ?? 0))
         let distance = s.summary?.distance ?? s.distance
-        func escape(_ t: String) -> String {
-            t.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-        }
         return """
             <?xml version="1.0" encoding="UTF-8"?>
             <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2" \
@@ -332,7 +316,7 @@ extension RunStore {
                     <TriggerMethod>Manual</TriggerMethod>
                     <Track>
             \(points)        </Track>
-                    <Notes>\(escape("Rowing: \(s.erg), \(s.athlete.isEmpty ? "no athlete" : s.athlete)\(s.workout.isEmpty ? "" : ", " + s.workout)"))</Notes>
+                    <Notes>\(XMLText.escape("Rowing: \(s.erg), \(s.athlete.isEmpty ? "no athlete" : s.athlete)\(s.workout.isEmpty ? "" : ", " + s.workout)"))</Notes>
                   </Lap>
                 </Activity>
               </Activities>
