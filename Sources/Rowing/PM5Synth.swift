@@ -33,7 +33,7 @@ public struct PM5Piece: Sendable {
         public var strokesArrived: [UInt16]
         /// Stroke data notifications sent malformed.
         public var malformed: Int
-        /// The workout's end (seconds of the piece) and its average pace.
+        /// The workout's end, seconds of the piece.
         public var elapsed: Double
     }
 
@@ -45,7 +45,8 @@ public struct PM5Piece: Sendable {
         var sent: [UInt16] = [], arrived: [UInt16] = []
         var malformed = 0
         var reachable = true
-        func emit(_ t: Double, _ data: PM5Data, cut: Bool = false) {
+        /// Sends `data` at piece time `t`; whether it arrived (the erg was in reach).
+        func emit(_ t: Double, _ data: PM5Data, cut: Bool) -> Bool {
             let hub = start + t
             let inside = outOfReach.map { $0.contains(hub) } ?? false
             if inside && reachable {
@@ -55,10 +56,11 @@ public struct PM5Piece: Sendable {
                 out.append(.connected(t: outOfReach!.upperBound, erg: erg))
                 reachable = true
             }
-            guard !inside else { return }
+            guard !inside else { return false }
             var (c, bytes) = data.encoded
             if cut { bytes.removeLast() }
             out.append(.notification(t: hub, erg: erg, characteristic: c, bytes: bytes))
+            return true
         }
         // The timeline: status samples, strokes with their force curves, splits, the summary.
         var timeline: [(Double, Int, PM5Data, Bool)] = []
@@ -116,13 +118,12 @@ public struct PM5Piece: Sendable {
             workoutType: 3, averagePace: pace)), false))
         timeline.sort { ($0.0, $0.1) < ($1.0, $1.1) }
         for (tt, _, data, cut) in timeline {
+            let delivered = emit(tt, data, cut: cut)
             if case .strokeData(let st) = data {
                 sent.append(st.strokeCount)
-                let inside = outOfReach.map { $0.contains(start + tt) } ?? false
-                if cut && !inside { malformed += 1 }
-                if !inside && !cut { arrived.append(st.strokeCount) }
+                if delivered && cut { malformed += 1 }
+                if delivered && !cut { arrived.append(st.strokeCount) }
             }
-            emit(tt, data, cut: cut)
         }
         return Result(events: out, strokesSent: sent, strokesArrived: arrived, malformed: malformed, elapsed: elapsed)
     }
