@@ -169,3 +169,161 @@ public struct PM5ConfigAnswer: Sendable, Hashable {
         accepted = w.data
     }
 }
+
+extension CSAFECommand {
+    /// Splits a frame's contents back into commands (what a PM reads): each long command's
+    /// byte count is checked.
+    public static func commands(in contents: [UInt8]) throws(CSAFEError) -> [CSAFECommand] {
+        var out: [CSAFECommand] = []
+        var i = 0
+        while i < contents.count {
+            let id = contents[i]
+            if id >= 0x80 {
+                out.append(CSAFECommand(id))
+                i += 1
+                continue
+            }
+            guard i + 1 < contents.count else { throw CSAFEError("command 0x\(hex(id)) has no byte count") }
+            let n = Int(contents[i + 1])
+            guard i + 2 + n <= contents.count else { throw CSAFEError("command 0x\(hex(id)) says \(n) bytes, \(contents.count - i - 2) follow") }
+            out.append(CSAFECommand(id, Array(contents[(i + 2)..<(i + 2 + n)])))
+            i += 2 + n
+        }
+        return out
+    }
+}
+
+/// The erg's side of programming a workout: what a PM5 makes of the frames a hub writes,
+/// frame by frame, and the answer it sends back. The hub's workouts are read back from
+/// their frames, so an emulated erg runs exactly what the coach set.
+public struct PM5WorkoutReader: Sendable {
+    /// What a frame did.
+    public enum Outcome: Sendable, Hashable {
+        /// Part of a workout; more frames follow.
+        case pending
+        /// The workout is set and its screen brought up.
+        case workout(PM5Workout)
+        /// The workout on the erg was ended.
+        case terminated
+    }
+
+    private var type: UInt8?
+    private var duration: (type: UInt8, value: UInt32)?
+    private var split: (type: UInt8, value: UInt32)?
+    private var intervals: [Int: PM5Workout.Interval] = [:]
+    private var index = 0
+    private var intervalType: UInt8 = 0
+    private var rest = 0
+
+    public init() {}
+
+    /// Reads one frame written to the control characteristic; `answer` is the frame the
+    /// PM sends back (the wrapper's command ids echoed).
+    public mutating func take(_ frame: [UInt8]) throws(CSAFEError) -> (outcome: Outcome, answer: [UInt8]) {
+        let top = try CSAFECommand.commands(in: CSAFEFrame.decode(frame))
+        guard let wrapper = top.first, top.count == 1, wrapper.id == PM5Workout.setPMConfig else {
+            throw CSAFEError("a workout frame holds one set-config wrapper (0x76)")
+        }
+        let inner = try CSAFECommand.commands(in: wrapper.data)
+        var outcome = Outcome.pending
+        func be(_ d: ArraySlice<UInt8>) -> UInt32 { d.reduce(0) { $0 << 8 | UInt32($1) } }
+        for c in inner {
+            switch c.id {
+            case PM5Workout.setWorkoutType:
+                guard c.data.count == 1 else { throw CSAFEError("workout type: 1 byte expected") }
+                type = c.data[0]
+            case PM5Workout.setWorkoutDuration:
+                guard c.data.count == 5 else { throw CSAFEError("workout duration: 5 bytes expected") }
+                duration = (c.data[0], be(c.data[1...]))
+            case PM5Workout.setSplitDuration:
+                guard c.data.count == 5 else { throw CSAFEError("split duration: 5 bytes expected") }
+                split = (c.data[0], be(c.data[1...]))
+            case PM5Workout.setIntervalIndex:
+                guard c.data.count == 1 else { throw CSAFEError("interval index: 1 byte expected") }
+                index = Int(c.data[0])
+            case PM5Workout.setIntervalType:
+                guard c.data.count == 1 else { throw CSAFEError("interval type: 1 byte expected") }
+                intervalType = c.data[0]
+            case PM5Workout.setRestDuration:
+                guard c.data.count == 2 else { throw CSAFEError("rest duration: 2 bytes expected") }
+                rest = Int(be(c.data[...]))
+            case PM5Workout.setTargetPace:
+                guard c.data.count == 4 else { throw CSAFEError("target pace: 4 bytes expected") }
+            case PM5Workout.configureWorkout:
+                // In a variable-interval workout each interval is closed by its configure.
+                if type == 8 {
+                    guard let d = duration else { throw CSAFEError("interval \(index + 1) has no duration") }
+                    let work: PM5Workout.Interval.Work = d.type == PM5Workout.durationDistance ? .metres(Int(d.value)) : .seconds(Double(d.value) / 100)
+                    intervals[index] = PM5Workout.Interval(work, restSeconds: rest)
+                    duration = nil
+                    rest = 0
+                }
+            case PM5Workout.setScreenState:
+                guard c.data.count == 2, c.data[0] == 1 else { throw CSAFEError("screen state: workout screen expected") }
+                if c.data[1] == 2 {
+                    outcome = .terminated
+                } else {
+                    outcome = .workout(try built())
+                    self = PM5WorkoutReader()
+                }
+            default:
+                throw CSAFEError("command 0x\(hex(c.id)) is not one a workout is set with")
+            }
+        }
+        let answer = CSAFEFrame.encode(CSAFEResponse(status: 0x01, answers: [CSAFECommand(PM5Workout.setPMConfig, inner.map(\.id))]).contents)
+        return (outcome, answer)
+    }
+
+    private func built() throws(CSAFEError) -> PM5Workout {
+        func metres(_ d: (type: UInt8, value: UInt32)?) throws(CSAFEError) -> Int {
+            guard let d, d.type == PM5Workout.durationDistance else { throw CSAFEError("a distance workout without its distance") }
+            return Int(d.value)
+        }
+        func seconds(_ d: (type: UInt8, value: UInt32)?) throws(CSAFEError) -> Double {
+            guard let d, d.type == PM5Workout.durationTime else { throw CSAFEError("a time workout without its time") }
+            return Double(d.value) / 100
+        }
+        let w: PM5Workout
+        switch type {
+        case 1: w = .justRow
+        case 2: w = .distance(metres: try metres(duration), split: nil)
+        case 3: w = .distance(metres: try metres(duration), split: try metres(split))
+        case 4: w = .time(seconds: try seconds(duration), split: nil)
+        case 5: w = .time(seconds: try seconds(duration), split: try seconds(split))
+        case 8:
+            guard !intervals.isEmpty, intervals.keys.sorted() == Array(0..<intervals.count) else {
+                throw CSAFEError("intervals \(intervals.keys.sorted().map { $0 + 1 }) are not 1 to \(intervals.count)")
+            }
+            w = .intervals((0..<intervals.count).map { intervals[$0]! })
+        default: throw CSAFEError("workout type \(type.map(String.init) ?? "none") is not one this reader knows")
+        }
+        try w.validate()
+        return w
+    }
+}
+
+extension PM5Workout: CustomStringConvertible {
+    /// As the coach's page names it: "2000 m", "20:00", "4 × 500 m / 1:00r".
+    public var description: String {
+        func clock(_ s: Double) -> String {
+            let t = Int(s.rounded())
+            return t >= 3600 ? "\(t / 3600):" + String(t / 60 % 60).leftPadded(to: 2) + ":" + String(t % 60).leftPadded(to: 2)
+                             : "\(t / 60):" + String(t % 60).leftPadded(to: 2)
+        }
+        func work(_ w: Interval.Work) -> String {
+            switch w {
+            case .metres(let m): "\(m) m"
+            case .seconds(let s): clock(s)
+            }
+        }
+        switch self {
+        case .justRow: return "just row"
+        case .distance(let m, _): return "\(m) m"
+        case .time(let s, _): return clock(s)
+        case .intervals(let list):
+            let parts = list.map { work($0.work) + ($0.restSeconds > 0 ? " / " + clock(Double($0.restSeconds)) + "r" : "") }
+            if Set(parts).count == 1 { return "\(list.count) × " + parts[0] }
+            return parts.joined(separator: ", ")
+        }
+    }
+}
