@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "WebUI",
             dependencies: [
-                "GateCore", "SQLiteStore", "Calculators", "VideoDelay", "Archery", "GPSTiming", "SkiRuns",
+                "GateCore", "SQLiteStore", "Calculators", "VideoDelay", "Archery", "GPSTiming", "SkiRuns", "Rowing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -160,7 +160,8 @@ let package = Package(
             // The page's files, embedded as byte arrays (`PackageResources`).
             resources: [.embedInCode("web/index.html"), .embedInCode("web/app.css"), .embedInCode("web/app.js"),
                         .embedInCode("web/video.js"), .embedInCode("web/archery.js"),
-                        .embedInCode("web/gps.js"), .embedInCode("web/ski.js")],
+                        .embedInCode("web/gps.js"), .embedInCode("web/ski.js"),
+                        .embedInCode("web/rowing.js")],
             swiftSettings: testableSettings
         ),
         // Simulation and replay: clip readers/writers, synthetic scenes, replay runner.
@@ -211,7 +212,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "SQLiteStore", "WebUI", "VideoDelay", "VideoService",
-                "GPSD", "GPSTiming", "SkiRuns", "MQTTLink",
+                "GPSD", "GPSTiming", "SkiRuns", "MQTTLink", "Rowing",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -271,7 +272,7 @@ let package = Package(
         .testTarget(
             name: "GateDaemonTests",
             dependencies: ["GateCore", "Engine", "GateSim", "LinuxHardware", "Race", "SQLiteStore", "WebUI", "GateDaemon", "GateConfig",
-                           "VideoDelay", "VideoService", "Detector", .product(name: "Logging", package: "swift-log")],
+                           "VideoDelay", "VideoService", "Detector", "Rowing", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "PhotoFinishTests", dependencies: ["GateCore", "PhotoFinish", "CMallocCounter"], swiftSettings: strictSettings),
@@ -295,7 +296,7 @@ let package = Package(
         .testTarget(
             name: "WebUITests",
             dependencies: [
-                "GateCore", "SQLiteStore", "WebUI", "VideoDelay", "Archery", "GPSTiming", "SkiRuns",
+                "GateCore", "SQLiteStore", "WebUI", "VideoDelay", "Archery", "GPSTiming", "SkiRuns", "Rowing",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings

@@ -30,6 +30,17 @@ public struct ErgHub: Sendable {
         ergs[id]?.athlete = athlete
     }
 
+    /// Begins a new piece on erg `id` at hub time `t`: the piece so far is handed back (to
+    /// be stored and closed), and a fresh recorder takes the erg's notifications from here,
+    /// connected if the erg is.
+    public mutating func newPiece(erg id: Int, at t: Double) -> ErgRecorder? {
+        guard let old = ergs[id]?.recorder else { return nil }
+        var fresh = ErgRecorder()
+        if old.live.connected { fresh.connected(at: t) }
+        ergs[id]?.recorder = fresh
+        return old
+    }
+
     /// One event from an erg: a notification, or its link going or coming back.
     public mutating func apply(_ event: PM5LogEvent) {
         if ergs[event.erg] == nil { add(erg: event.erg, name: "erg \(event.erg)") }
@@ -50,7 +61,7 @@ public struct ErgHub: Sendable {
                 elapsed: l.elapsed, distance: l.distance, pace: l.pace, strokeRate: l.strokeRate.map(Int.init),
                 power: l.power.map(Int.init), heartRate: l.heartRate.map(Int.init), dragFactor: l.dragFactor.map(Int.init),
                 strokes: l.strokes, forceCurve: l.forceCurve, gaps: e.recorder.gaps.count, dropped: e.recorder.dropped,
-                finished: l.workoutState?.finished ?? false)
+                finished: l.workoutState?.finished ?? false, heardAgo: l.lastHeard.map { max(0, now - $0) })
         }
         // Race order: furthest first; ergs that have not started are left out.
         let racing = tiles.filter { ($0.distance ?? 0) > 0 }.sorted { ($0.distance!, -$0.erg) > ($1.distance!, -$1.erg) }
@@ -86,6 +97,8 @@ public struct RowingBoard: Sendable, Hashable, Codable {
         public var gaps: Int
         public var dropped: Int
         public var finished: Bool
+        /// Seconds from the last notification to `now`; nil before the first.
+        public var heardAgo: Double?
     }
     /// A place in the race on one distance.
     public struct Place: Sendable, Hashable, Codable {

@@ -175,12 +175,15 @@ extension RunStore {
 
     /// Sessions, newest first, of one athlete (any when nil) and started within `from...to`
     /// (Unix seconds; any when nil).
-    public func ergSessions(athlete: String? = nil, from: Double? = nil, to: Double? = nil) throws(StoreError) -> [ErgSession] {
+    public func ergSessions(athlete: String? = nil, workout: String? = nil, from: Double? = nil, to: Double? = nil,
+                            limit: Int = Int.max) throws(StoreError) -> [ErgSession] {
         try read("read erg sessions") { db in
             try Row.fetchAll(db, sql: Self.ergSQL + """
-                 WHERE (? IS NULL OR s.athlete = ?) AND (? IS NULL OR s.started_wall_ms >= ?) AND (? IS NULL OR s.started_wall_ms <= ?)
-                 GROUP BY s.id ORDER BY s.started_wall_ms DESC, s.id DESC
-                """, arguments: [athlete, athlete, from.map(Self.ms), from.map(Self.ms), to.map(Self.ms), to.map(Self.ms)])
+                 WHERE (? IS NULL OR s.athlete = ?) AND (? IS NULL OR s.workout = ?) AND (? IS NULL OR s.started_wall_ms >= ?)
+                    AND (? IS NULL OR s.started_wall_ms <= ?)
+                 GROUP BY s.id ORDER BY s.started_wall_ms DESC, s.id DESC LIMIT ?
+                """, arguments: [athlete, athlete, workout, workout, from.map(Self.ms), from.map(Self.ms), to.map(Self.ms), to.map(Self.ms),
+                                 Int64(clamping: limit)])
                 .map(Self.ergSession(from:))
         }
     }
