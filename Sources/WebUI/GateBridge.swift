@@ -76,6 +76,8 @@ public final class GateBridge: Sendable {
     public let gps = GPSDeskSlot()
     /// The ski track logger, on a gate with `[gps]`.
     public let ski = SkiDeskSlot()
+    /// The rowing hub, on a gate with `[rowing]`.
+    public let rowing = RowingDeskSlot()
     private let wake: @Sendable () -> Void
 
     /// Why: a person presses buttons a few times per second; 64 covers a burst from

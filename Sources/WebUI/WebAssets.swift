@@ -43,5 +43,6 @@ enum WebAssets {
         WebAsset(path: "/archery.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.archery_js),
         WebAsset(path: "/gps.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.gps_js),
         WebAsset(path: "/ski.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.ski_js),
+        WebAsset(path: "/rowing.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.rowing_js),
     ]
 }

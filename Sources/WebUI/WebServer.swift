@@ -60,6 +60,7 @@ public struct WebServer: Sendable {
         let ws = Router(context: BasicWebSocketRequestContext.self)
         addWebSocket(to: ws)
         addGPSWebSocket(to: ws)
+        addRowingWebSocket(to: ws)
         return Application(router: router(), server: .http1WebSocketUpgrade(webSocketRouter: ws),
                            configuration: .init(address: .hostname(host, port: port), serverName: "sprintgate"),
                            services: [hub], logger: logger)
@@ -254,6 +255,7 @@ public struct WebServer: Sendable {
         addArcheryRoutes(to: router)
         addGPSRoutes(to: router)
         addSkiRoutes(to: router)
+        addRowingRoutes(to: router)
 
         // Control: PIN.
         router.post("/api/pin") { request, context in

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+// The rowing hub on the page: a live tile per erg over a WebSocket (athlete, time, distance,
+// pace, rate, watts, heart rate, drag factor, the last force curve), stale ergs marked,
+// athletes put on ergs, one workout set on every erg, the race view on one distance, a
+// wall-screen view, and the recorded sessions with their exports. Uses app.js's helpers
+// and ski.js's `svg`.
+"use strict";
+
+// `latencies`: for each tile that changed, seconds from its erg's notification reaching
+// the hub to the tile drawn (the newest 2000), read by the browser test.
+const rowing = { socket: null, live: null, retry: 500, race: false, heard: {}, latencies: [] };
+
+// Seconds as m:ss.t (pace and elapsed time).
+function ergClock(s, tenths) {
+  if (s === null || s === undefined || !isFinite(s)) return "—";
+  const t = tenths ? Math.round(s * 10) / 10 : Math.round(s);
+  const m = Math.floor(t / 60), r = t - 60 * m;
+  const sec = tenths ? r.toFixed(1).padStart(4, "0") : String(Math.round(r)).padStart(2, "0");
+  return m >= 60 ? Math.floor(m / 60) + ":" + String(m % 60).padStart(2, "0") + ":" + sec : m + ":" + sec;
+}
+
+// The last drive's force as a line, scaled to its own peak (ski.js's `svg` helper).
+function ergCurve(points) {
+  const s = svg("svg", { viewBox: "0 0 100 40", preserveAspectRatio: "none", role: "img", "aria-label": "force curve" });
+  if (points && points.length > 1) {
+    const top = Math.max(...points, 1);
+    s.append(svg("polyline", { points: points.map((p, i) => (100 * i / (points.length - 1)).toFixed(1) + "," + (38 - 36 * p / top).toFixed(1)).join(" "),
+                               fill: "none", stroke: "currentColor", "stroke-width": "3", "vector-effect": "non-scaling-stroke" }));
+  }
+  return s;
+}
+
+function ergTile(t) {
+  const d = el("div", undefined, "erg-tile" + (t.stale ? " stale" : "") + (t.finished ? " finished" : ""));
+  d.id = "erg-" + t.erg;
+  d.dataset.erg = t.erg;
+  const who = el("div", t.athlete || "nobody — tap to assign", "who");
+  who.onclick = () => ergAssign(t);
+  who.setAttribute("role", "button");
+  const state = (!t.connected ? "out of reach" : t.stale ? "nothing heard" : t.finished ? "finished" : "rowing") +
+    (t.gaps ? " · " + count(t.gaps, "gap", "gaps") : "");
+  const figs = el("div", undefined, "figs");
+  figs.append(el("span", ergClock(t.elapsed, false), "elapsed"), el("span", fmt(t.distance, 0) + " m", "distance"),
+              el("span", (t.strokeRate ?? "—") + " spm", "rate"), el("span", (t.power ?? "—") + " W", "watts"),
+              el("span", "♥ " + (t.heartRate ?? "—"), "hr"), el("span", "DF " + (t.dragFactor ?? "—"), "df"));
+  d.append(el("h3", t.name), who, el("div", ergClock(t.pace, true), "pace"), el("div", "/500 m", "small"), figs,
+           ergCurve(t.forceCurve), el("div", state + (t.dropped ? " · " + t.dropped + " dropped" : ""), "state"));
+  return d;
+}
+
+function ergPlace(p, lead) {
+  const li = el("li");
+  li.dataset.erg = p.erg;
+  const lane = el("div", undefined, "lane");
+  const boat = el("div", undefined, "boat");
+  boat.style.left = "calc(" + (lead > 0 ? 100 * p.distance / lead : 0).toFixed(1) + "% - .8rem)";
+  lane.append(boat);
+  const name = rowing.live.board.tiles.find((t) => t.erg === p.erg);
+  lane.title = (p.athlete || (name ? name.name : "erg " + p.erg));
+  li.append(el("span", String(p.place)), lane, el("span", p.place === 1 ? fmt(p.distance, 0) + " m" : "−" + fmt(p.behind, 0) + " m"));
+  const label = el("div", (p.athlete || (name ? name.name : "erg " + p.erg)), "small");
+  label.style.gridColumn = "2 / 4";
+  li.append(label);
+  return li;
+}
+
+function sessionItem(s) {
+  const li = el("li");
+  const sum = s.summary;
+  li.append(el("span", when(s.startedWall) + " "), el("strong", (s.athlete || s.erg) + " "),
+            el("span", (s.workout ? s.workout + " · " : "") + fmt(s.distance, 0) + " m · " + count(s.strokes, "stroke", "strokes") +
+                       (sum ? " · " + ergClock(sum.elapsed, true) + " · " + ergClock(sum.averagePace, true) + "/500 m · " + sum.averageStrokeRate + " spm" +
+                              (sum.averagePower ? " · " + fmt(sum.averagePower, 0) + " W (max " + sum.maximumPower + ")" : "") +
+                              " · DF " + sum.averageDragFactor : " · not finished")));
+  for (const f of ["csv", "json", "tcx"]) {
+    const a = el("a", f.toUpperCase(), "button small-button");
+    a.href = "/api/rowing/sessions/" + s.id + "/export." + f;
+    li.append(" ", a);
+  }
+  return li;
+}
+
+function drawRowing() {
+  const l = rowing.live;
+  if (!l) return;
+  $("r-source").replaceChildren(chip(l.source + (l.sourceProblem ? ": " + l.sourceProblem : ""), l.sourceProblem ? "bad" : "ok"),
+                                chip(count(l.board.tiles.filter((t) => t.connected).length, "erg connected", "ergs connected"), "ok"));
+  $("r-store").replaceChildren(l.storeError ? chip("not stored: " + l.storeError, "bad") : el("span", l.pending ? l.pending + " strokes to store" : "all strokes stored", "small"));
+  const taken = l.programmed.filter((p) => p.accepted).length;
+  $("r-workout").textContent = l.workout ? "Set: " + l.workout + " on " + taken + " of " + l.programmed.length + " ergs" +
+    l.programmed.filter((p) => !p.accepted).map((p) => " · " + p.name + ": " + p.problem).join("") : "";
+  $("r-grid").hidden = rowing.race;
+  $("r-race").hidden = !rowing.race;
+  $("r-view").textContent = rowing.race ? "Tiles" : "Race view";
+  if (rowing.race) {
+    const lead = l.board.race.length ? l.board.race[0].distance : 0;
+    $("r-race").replaceChildren(...l.board.race.map((p) => ergPlace(p, lead)));
+  } else {
+    $("r-grid").replaceChildren(...l.board.tiles.map(ergTile));
+  }
+  const ids = l.sessions.map((s) => s.id).join(",");
+  if (ids !== rowing.sessionIds && !rowing.filtered) {
+    rowing.sessionIds = ids;
+    $("r-sessions").replaceChildren(...l.sessions.map(sessionItem));
+  }
+}
+
+async function ergAssign(t) {
+  const name = prompt("Athlete on " + t.name + " (empty: nobody)", t.athlete || "");
+  if (name === null) return;
+  await control("PUT", "/api/rowing/ergs/" + t.erg, { athlete: name.trim() }, name.trim() ? name.trim() + " is on " + t.name + "." : t.name + " has nobody.");
+}
+
+function workoutBody() {
+  const kind = $("r-kind").value, n = Number($("r-amount").value);
+  if (kind === "justRow") return { kind };
+  if (kind === "distance") return { kind, metres: n };
+  if (kind === "time") return { kind, seconds: n };
+  const one = $("r-amount-label").dataset.unit === "s" ? { seconds: n } : { metres: n };
+  return { kind, intervals: Array.from({ length: Number($("r-count").value) }, () => Object.assign({ rest: Number($("r-rest").value) }, one)) };
+}
+
+function workoutForm() {
+  const kind = $("r-kind").value;
+  $("r-count-label").hidden = $("r-rest-label").hidden = kind !== "intervals";
+  $("r-amount-label").hidden = kind === "justRow";
+  const seconds = kind === "time";
+  $("r-amount-label").dataset.unit = seconds ? "s" : "m";
+  $("r-amount-label").firstChild.textContent = seconds ? "Seconds " : "Metres ";
+}
+
+async function sessionHistory() {
+  const a = $("r-h-athlete").value.trim();
+  rowing.filtered = a !== "";
+  if (!rowing.filtered) { rowing.sessionIds = null; drawRowing(); return; }
+  try {
+    const list = await api("GET", "/api/rowing/sessions?athlete=" + encodeURIComponent(a));
+    $("r-sessions").replaceChildren(...list.map(sessionItem));
+    if (!list.length) $("r-sessions").replaceChildren(el("li", "No sessions for " + a + "."));
+  } catch (e) { say(e.message, true); }
+}
+
+function rowingConnect() {
+  const proto = location.protocol === "https:" ? "wss://" : "ws://";
+  const ws = new WebSocket(proto + location.host + "/api/rowing/ws");
+  rowing.socket = ws;
+  ws.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    if (m.error) return;
+    rowing.retry = 500;
+    rowing.live = m;
+    drawRowing();
+    const drawn = Date.now() / 1000;
+    for (const t of m.board.tiles) {
+      if (t.heardAgo === null || t.heardAgo === undefined) continue;
+      const at = m.wall - t.heardAgo;
+      if (rowing.heard[t.erg] === undefined || at - rowing.heard[t.erg] > 0.0005) {
+        if (rowing.heard[t.erg] !== undefined) rowing.latencies.push(drawn - at);
+        rowing.heard[t.erg] = at;
+      }
+    }
+    if (rowing.latencies.length > 2000) rowing.latencies.splice(0, rowing.latencies.length - 2000);
+  };
+  ws.onclose = () => {
+    rowing.socket = null;
+    $("r-source").replaceChildren(chip("page not connected to the hub", "bad"));
+    setTimeout(rowingConnect, rowing.retry);
+    rowing.retry = Math.min(rowing.retry * 2, 5000);
+  };
+}
+
+window.addEventListener("DOMContentLoaded", async () => {
+  let first;
+  // Off (404): a gate without a rowing hub shows no ergs.
+  try { first = await api("GET", "/api/rowing"); } catch (e) { return; }
+  rowing.live = first;
+  $("rowing-section").hidden = false;
+  drawRowing();
+  $("r-kind").onchange = workoutForm;
+  workoutForm();
+  $("r-set").onclick = async () => {
+    const r = await control("POST", "/api/rowing/workout", workoutBody());
+    if (r) say("Set on " + r.filter((p) => p.accepted).length + " of " + r.length + " ergs" +
+               r.filter((p) => !p.accepted).map((p) => "; " + p.name + ": " + p.problem).join(""), r.some((p) => !p.accepted));
+  };
+  $("r-view").onclick = () => { rowing.race = !rowing.race; drawRowing(); };
+  $("r-wall").onclick = () => {
+    const on = !document.body.classList.contains("wall");
+    document.body.classList.toggle("wall", on);
+    $("r-wall").textContent = on ? "Leave the wall screen" : "Wall screen";
+  };
+  $("r-h-go").onclick = sessionHistory;
+  rowingConnect();
+});
