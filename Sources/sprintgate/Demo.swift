@@ -98,6 +98,12 @@ struct DemoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --web --lone-gate: publish each stored run and the gate's status to an MQTT broker on this loopback port, as device \"demo\" (docs/mqtt.md).", valueName: "port"))
     var mqtt: Int?
 
+    @Option(help: ArgumentHelp("With --web --lone-gate: run the rowing hub too, with this many synthetic PM5s (1...8) rowing into it; workouts set on the page reach them as CSAFE frames.", valueName: "ergs"))
+    var rowing: Int?
+
+    @Option(help: ArgumentHelp("With --rowing: the synthetic ergs row this many times faster than real time (1...20).", valueName: "factor"))
+    var rowingSpeed: Double = 1
+
     @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
 
@@ -110,6 +116,8 @@ struct DemoCommand: ParsableCommand {
             if let p = passPhase, !(0...60).contains(p) { fail("--pass-phase \(p) is outside 0...60 s") }
             if let d = videoDelay, !DelaySetting.range.contains(d) { fail("--video-delay \(d) is outside 1...60 s") }
             if let g = gps, !(1...65535).contains(g) { fail("--gps \(g) is not a port (1...65535)") }
+            if let r = rowing, !(1...8).contains(r) { fail("--rowing \(r) is outside 1...8 ergs") }
+            guard (1...20).contains(rowingSpeed) else { fail("--rowing-speed \(rowingSpeed) is outside 1...20") }
             if loneGate || passPhase != nil || buttonRelease != nil || peers.givesGateOptions {
                 try runLive(port: port)
             } else {
@@ -333,6 +341,20 @@ extension DemoCommand {
             gpsGate.start()
             web.bridge.gps.connect(gpsGate)
         }
+        // The rowing hub with synthetic ergs standing in for PM5s over Bluetooth.
+        let hubClock: @Sendable () -> Double = { Sys.monotonicNow().seconds }
+        let rowingHub = rowing.map { _ in
+            RowingHub(store: storage.thread.store, control: nil, source: "synthetic ergs (demo)", logger: Logger(label: "sprintgate.rowing"),
+                      clock: hubClock)
+        }
+        let ergs = rowing.map { n in SyntheticErgs(count: n, speed: rowingSpeed, clock: hubClock) { rowingHub?.apply($0) } }
+        if let rowingHub, let ergs {
+            rowingHub.setControl(ergs)
+            for e in 1...ergs.count { rowingHub.add(erg: e, name: SyntheticErgs.name(e)) }
+            rowingHub.start()
+            ergs.start()
+            web.bridge.rowing.connect(rowingHub)
+        }
         // The clip stands in for the camera: its exposure is what the camera would report.
         web.setExposure(.seconds(spec.exposure))
         let t0 = Sys.monotonicNow()
@@ -411,6 +433,8 @@ extension DemoCommand {
         gpsGate?.stop()
         mqttResults?.stop()
         skiTracker?.flush()
+        ergs?.stop()
+        rowingHub?.stop()
         let s = loop.stats
         print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "
             + "\(lateWakeups) late wake-ups of \(iterations), worst latency \(ClipCrossing.fixed(Double(s.worstFrameLatencyNs) / 1e6, 2)) ms, "

@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: Apache-2.0
+# Browser test of the rowing hub over `demo --web --lone-gate --rowing 8 --rowing-speed S`:
+# eight synthetic PM5s row 2000 m pieces into the hub (erg 2 sends every 37th stroke cut
+# short, erg 3 goes out of reach for a while). The page's grid fills with eight tiles that
+# update as the ergs row; erg 3's tile is shown stale while it is out of reach and its gap
+# is counted; the race view orders the ergs by distance. An athlete is put on erg 1 from
+# its tile, and "500 m" is set on all ergs from the page with the PIN: the hub writes the
+# workout as CSAFE frames, each synthetic erg reads them back and rows 500 m. Erg 1's
+# finished session is listed under the athlete with the workout's name and 500 m, its CSV
+# and TCX exports are read, and the wall-screen view is shown. Prints how long a
+# notification took from the hub to its tile (p50, p99) and saves docs/rowing.png.
+# With --latency SECONDS it only watches the board that long and prints that figure (the
+# benchmark: scripts/rowing-latency).
+# Usage: browser_rowing.py PORT CDP_PORT PIN_FILE SCREENSHOT_DIR [--latency SECONDS]
+import base64, json, sys, time, urllib.parse, urllib.request
+sys.path.insert(0, "scripts")
+from cdp import open_unlocked, until as until_in, wait_http
+
+port, cdp, pin_file, shot_dir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+watch = float(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == "--latency" else None
+base = f"http://127.0.0.1:{port}"
+
+
+def get(path):
+    return urllib.request.urlopen(base + path, timeout=10).read()
+
+
+wait_http(base + "/api/rowing", 30)
+c = open_unlocked(cdp, base, open(pin_file).read().strip())
+c.call("Emulation.setDeviceMetricsOverride", width=412, height=900, deviceScaleFactor=2, mobile=True)
+
+
+def js(expr):
+    return c.eval(expr)
+
+
+def until(expr, what, timeout=20):
+    try:
+        return until_in(c, expr, what, timeout)
+    except SystemExit:
+        print("page errors:", js("window.pageErrors"))
+        raise
+
+
+js("window.pageErrors = []; window.addEventListener('error', e => pageErrors.push(e.message)); "
+   "window.addEventListener('unhandledrejection', e => pageErrors.push(String(e.reason)))")
+until("!document.getElementById('rowing-section').hidden", "the ergs' section is not shown on a hub")
+until("document.querySelectorAll('#r-grid .erg-tile').length === 8", "the grid did not fill with 8 tiles")
+print("ok: 8 tiles on the board:", js("document.getElementById('r-source').innerText"))
+
+
+def latency(what):
+    lat = sorted(js("rowing.latencies"))
+    if len(lat) < 200:
+        raise SystemExit(f"FAIL: only {len(lat)} tile updates measured")
+    p50, p99 = lat[len(lat) // 2], lat[int(len(lat) * 0.99)]
+    print(f"ok: notification to tile over {len(lat)} updates ({what}): p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms")
+
+
+if watch:
+    time.sleep(watch)
+    latency("8 ergs, the latest 2000 tile changes")
+    sys.exit(0)
+
+# Each tile updates as its erg rows.
+def distances():
+    return js("[...document.querySelectorAll('#r-grid .erg-tile .distance')].map(e => parseFloat(e.textContent) || 0)")
+first = distances()
+js(f"window.firstDistances = {json.dumps(first)}")
+until("[...document.querySelectorAll('#r-grid .erg-tile .distance')].every((e, i) => (parseFloat(e.textContent) || 0) > firstDistances[i])",
+      f"not every tile's distance grew from {first}", 15)
+print("ok: every tile updates:", first, "then", distances())
+for k in ["pace", "rate", "watts", "hr", "df"]:
+    v = js(f"document.querySelector('#erg-1 .{k}').textContent")
+    if "—" in v:
+        raise SystemExit(f"FAIL: erg 1's {k} is not shown: {v!r}")
+until("!!document.querySelector('#erg-1 polyline')", "erg 1's force curve is not drawn")
+
+# Erg 3 goes out of reach mid-piece: its tile is marked stale, and its gap counted after.
+js("window.sawStale = !!document.querySelector('#erg-3.stale'); new MutationObserver(() => { "
+   "if (document.querySelector('#erg-3.stale')) window.sawStale = true }).observe(document.getElementById('r-grid'), {childList: true, subtree: true})")
+until("window.sawStale", "erg 3 was never shown stale while out of reach", 60)
+until("document.querySelector('#erg-3 .state') && /1 gap/.test(document.querySelector('#erg-3 .state').textContent) && "
+      "!document.querySelector('#erg-3.stale')", "erg 3 did not come back with its gap counted", 30)
+print("ok: erg 3 shown stale while out of reach, then back:", js("document.querySelector('#erg-3 .state').textContent"))
+until("/dropped/.test(document.querySelector('#erg-2 .state').textContent)", "erg 2's malformed stroke data is not counted", 60)
+
+# The race view: furthest first.
+js("document.getElementById('r-view').click()")
+until("document.querySelectorAll('#r-race li').length === 8", "the race view does not show 8 ergs")
+order = js("[...document.querySelectorAll('#r-race li')].map(li => Number(li.dataset.erg))")
+if order != sorted(order):
+    raise SystemExit(f"FAIL: the race order is {order}; erg 1 rows fastest, then 2, ...")
+print("ok: race view in order:", order)
+js("document.getElementById('r-view').click()")
+
+# An athlete on erg 1, from its tile (the page asks for the name).
+js("window.prompt = () => 'Ada Lovelace'; document.querySelector('#erg-1 .who').click()")
+until("document.querySelector('#erg-1 .who').textContent === 'Ada Lovelace'", "the athlete did not appear on erg 1's tile")
+print("ok: Ada Lovelace on erg 1")
+
+# 500 m on all ergs from the page.
+js("document.getElementById('r-kind').value = 'distance'; document.getElementById('r-kind').dispatchEvent(new Event('change'));"
+   "document.getElementById('r-amount').value = '500'; document.getElementById('r-set').click()")
+until("/Set: 500 m on 8 of 8 ergs/.test(document.getElementById('r-workout').textContent)", "the workout was not taken by all 8 ergs")
+print("ok:", js("document.getElementById('r-workout').textContent"))
+until("parseFloat(document.querySelector('#erg-1 .distance').textContent) < 200", "erg 1 did not start the new piece", 15)
+until("!!document.querySelector('#erg-1.finished') && parseFloat(document.querySelector('#erg-1 .distance').textContent) === 500",
+      "erg 1 did not finish 500 m", 60)
+print("ok: erg 1 rowed the 500 m set from the page")
+
+# Erg 1's session, stored under the athlete with the workout's name.
+until("[...document.querySelectorAll('#r-sessions li')].some(li => /Ada Lovelace/.test(li.textContent) && /500 m ·/.test(li.textContent) && !/not finished/.test(li.textContent))",
+      "erg 1's finished session is not listed", 20)
+sessions = json.loads(get("/api/rowing/sessions?athlete=" + urllib.parse.quote("Ada Lovelace")))
+done = [s for s in sessions if s["workout"] == "500 m" and s.get("summary")]
+if len(done) != 1 or abs(done[0]["summary"]["distance"] - 500) > 0.01:
+    raise SystemExit(f"FAIL: Ada Lovelace's sessions: {sessions}")
+s = done[0]
+detail = json.loads(get(f"/api/rowing/sessions/{s['id']}"))
+counts = [st["stroke"] for st in detail["strokes"]]
+if counts != list(range(1, len(counts) + 1)) or len(counts) != s["strokes"]:
+    raise SystemExit(f"FAIL: the session's strokes are not 1..n once each: {counts}")
+csv = get(f"/api/rowing/sessions/{s['id']}/export.csv").decode()
+tcx = get(f"/api/rowing/sessions/{s['id']}/export.tcx").decode()
+if csv.count("\n") < len(counts) or "<TrainingCenterDatabase" not in tcx:
+    raise SystemExit("FAIL: the session's exports are incomplete")
+print(f"ok: session {s['id']}: {s['strokes']} strokes, {s['summary']['distance']} m, average {s['summary']['averagePace']} s/500 m; CSV and TCX read")
+# The 2000 m pieces cut short by the new workout are kept, not finished.
+cut = [x for x in json.loads(get("/api/rowing/sessions")) if x["workout"] == "" and not x.get("summary")]
+if len(cut) < 8:
+    raise SystemExit(f"FAIL: {len(cut)} cut-short 2000 m pieces stored, 8 expected")
+
+# Notification to tile: what the page measured (the ergs row faster than real time here).
+latency("8 ergs rowing faster than real time")
+
+# The wall screen: only the tiles.
+js("document.getElementById('r-wall').click()")
+until("getComputedStyle(document.querySelector('header')).display === 'none' && document.getElementById('r-grid').offsetHeight > 0",
+      "the wall screen does not show the tiles alone")
+c.call("Emulation.setDeviceMetricsOverride", width=1280, height=720, deviceScaleFactor=1, mobile=False)
+time.sleep(0.5)
+img = c.call("Page.captureScreenshot", format="png")
+open(f"{shot_dir}/rowing.png", "wb").write(base64.b64decode(img["data"]))
+js("document.getElementById('r-wall').click()")
+if js("window.pageErrors.length"):
+    raise SystemExit(f"FAIL: page errors: {js('window.pageErrors')}")
+print("ok: wall screen; docs/rowing.png saved")
