@@ -286,7 +286,7 @@ let package = Package(
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
         .testTarget(name: "RowingTests", dependencies: ["Rowing"], swiftSettings: strictSettings),
-        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "GateDaemon", "GateConfig", "SQLiteStore",
+        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "GateDaemon", "GateConfig", "SQLiteStore", "Rowing", "WebUI",
                                                      .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strictSettings),
         .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),

@@ -7,6 +7,7 @@ public import GateConfig
 public import Logging
 public import MQTTLink
 public import SQLiteStore
+import Synchronization
 
 /// Publishes every run the database commits to `sprintgate/<device>/runs` (QoS 1, from an
 /// outbox under the state directory, so a broker away or a restart of the gate loses
@@ -14,6 +15,8 @@ public import SQLiteStore
 public final class MQTTResults: Sendable {
     public let link: MQTTLink
     public let device: String
+    /// Where messages of the link's subscriptions go (the rowing board's boathouse).
+    public let received: MQTTReceiver
     private let logger: Logger
 
     /// The run as published: what a board, Home Assistant or Node-RED needs, in SI units.
@@ -51,9 +54,11 @@ public final class MQTTResults: Sendable {
         device = settings.device
         self.logger = logger
         let outbox: any MQTTOutboxStorage = try outboxDirectory.map { try FolderOutbox(directory: $0) } ?? MemoryOutbox()
+        let receiver = MQTTReceiver()
+        received = receiver
         link = MQTTLink(configuration: .init(host: settings.host, port: settings.port, clientID: "sprintgate-\(settings.device)",
                                              statusTopic: Self.topicPrefix(settings.device) + "/status"),
-                        outbox: outbox, logger: logger)
+                        outbox: outbox, logger: logger) { topic, payload in receiver.deliver(topic, payload) }
         try link.start()
     }
 
@@ -86,4 +91,15 @@ public final class MQTTResults: Sendable {
 
     /// Says "offline" and stops; runs not yet acknowledged wait in the outbox.
     public func stop() { link.stop() }
+}
+
+/// Hands each message of a link's subscriptions to whoever asked for them, on
+/// libmosquitto's thread.
+public final class MQTTReceiver: Sendable {
+    private let handlers = Mutex<[@Sendable (String, [UInt8]) -> Void]>([])
+    public init() {}
+    public func add(_ handler: @escaping @Sendable (String, [UInt8]) -> Void) { handlers.withLock { $0.append(handler) } }
+    public func deliver(_ topic: String, _ payload: [UInt8]) {
+        for h in handlers.withLock({ $0 }) { h(topic, payload) }
+    }
 }

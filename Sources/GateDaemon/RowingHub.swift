@@ -37,7 +37,7 @@ public final class RowingHub: RowingDesk, Sendable {
     private let wallClock: @Sendable () -> Double
     /// Unix seconds minus hub seconds.
     private let wallOffset: Double
-    private let onSessionFinished: (@Sendable (ErgSession) -> Void)?
+    private let finishedHandlers = Mutex<[@Sendable (ErgSession) -> Void]>([])
     private let state: Mutex<State>
     private let writer = DispatchQueue(label: "sprintgate.rowing.store")
     private let running = Atomic(false)
@@ -76,15 +76,15 @@ public final class RowingHub: RowingDesk, Sendable {
         var sessions: [ErgSession] = []
         var storeError: String?
         var sourceProblem: String?
+        var boathouse: [String: (device: String, tile: RowingBoard.Tile, at: Double)] = [:]
+        var boathouseSessions: [BoathouseSession] = []
     }
 
     /// - Parameters:
     ///   - control: writes workouts to the ergs; nil where the link cannot (the page says so).
     ///   - source: where the ergs come from, as the page shows it.
-    ///   - onSessionFinished: each session once it is stored finished (MQTT publishes it).
     public init(store: RunStore?, control: (any ErgControl)?, source: String, logger: Logger,
-                clock: @escaping @Sendable () -> Double, wallClock: @escaping @Sendable () -> Double = WebServer.wallSeconds,
-                onSessionFinished: (@Sendable (ErgSession) -> Void)? = nil) {
+                clock: @escaping @Sendable () -> Double, wallClock: @escaping @Sendable () -> Double = WebServer.wallSeconds) {
         self.store = store
         controlSlot = Mutex(control)
         self.source = source
@@ -92,7 +92,6 @@ public final class RowingHub: RowingDesk, Sendable {
         self.clock = clock
         wallOffset = wallClock() - clock()
         self.wallClock = wallClock
-        self.onSessionFinished = onSessionFinished
         var s = State()
         if let store {
             do throws(StoreError) { s.sessions = try store.ergSessions(limit: RowingLive.recentSessions) } catch {
@@ -105,6 +104,30 @@ public final class RowingHub: RowingDesk, Sendable {
     /// The link that writes workouts, when it is made after the hub (it delivers to it).
     public func setControl(_ control: any ErgControl) {
         controlSlot.withLock { $0 = control }
+    }
+
+    /// Calls `handler` with each session once it is stored finished, on the hub's writer
+    /// (MQTT publishes it).
+    public func whenSessionFinished(_ handler: @escaping @Sendable (ErgSession) -> Void) {
+        finishedHandlers.withLock { $0.append(handler) }
+    }
+
+    /// An erg of another hub of the boathouse, as it last published it (MQTT).
+    public func heard(device: String, tile: RowingBoard.Tile) {
+        let now = clock()
+        state.withLock { s in
+            s.boathouse[device + "/" + String(tile.erg)] = (device, tile, now)
+            s.version &+= 1
+        }
+    }
+
+    /// A session another hub of the boathouse finished (MQTT; each once).
+    public func heard(device: String, session: ErgSession) {
+        state.withLock { s in
+            s.boathouseSessions.insert(BoathouseSession(device: device, session: session), at: 0)
+            if s.boathouseSessions.count > RowingLive.recentSessions { s.boathouseSessions.removeLast() }
+            s.version &+= 1
+        }
     }
 
     /// Names an erg as the link found it ("PM5 430123456").
@@ -161,9 +184,17 @@ public final class RowingHub: RowingDesk, Sendable {
         return state.withLock { s in
             let pending = s.hub.ergs.reduce(0) { n, e in n + max(0, e.value.recorder.strokes.count - (s.pieces[e.key]?.storedStrokes ?? 0)) }
                 + s.closing.reduce(0) { $0 + $1.recorder.strokes.count - $1.piece.storedStrokes }
-            return RowingLive(version: s.version, source: source, sourceProblem: s.sourceProblem, board: s.hub.board(now: now),
-                              workout: s.workout, programmed: s.programmed, sessions: s.sessions, storeError: s.storeError,
-                              pending: pending, wall: wall)
+            var live = RowingLive(version: s.version, source: source, sourceProblem: s.sourceProblem, board: s.hub.board(now: now),
+                                  workout: s.workout, programmed: s.programmed, sessions: s.sessions, storeError: s.storeError,
+                                  pending: pending, wall: wall)
+            // Another hub's erg not heard for as long as a silent erg of this one is stale too.
+            live.boathouse = s.boathouse.values.sorted { ($0.device, $0.tile.erg) < ($1.device, $1.tile.erg) }.map { r in
+                var t = r.tile
+                if now - r.at > s.hub.staleAfter { t.stale = true }
+                return BoathouseErg(device: r.device, tile: t)
+            }
+            live.boathouseSessions = s.boathouseSessions
+            return live
         }
     }
 
@@ -290,7 +321,7 @@ public final class RowingHub: RowingDesk, Sendable {
         if cleared { logger.notice("erg sessions are stored again") }
         for f in finished {
             logger.info("erg session \(f.id) stored: \(f.athlete.isEmpty ? f.erg : f.athlete), \(f.strokes) strokes, \(Int(f.distance)) m")
-            onSessionFinished?(f)
+            for h in finishedHandlers.withLock({ $0 }) { h(f) }
         }
     }
 

@@ -144,6 +144,13 @@ public final class MQTTLink: @unchecked Sendable {
         if connected { publish(message) }
     }
 
+    /// Publishes at QoS 0 and keeps nothing: live figures, where the next one stands in for
+    /// one lost. Dropped while the broker is away.
+    public func publishNow(topic: String, payload: [UInt8]) {
+        guard connected, let m = mosq else { return }
+        _ = payload.withUnsafeBytes { p in mosquitto_publish(m, nil, topic, Int32(p.count), p.baseAddress, 0, false) }
+    }
+
     /// Subscribes to `filter` at QoS 1, now and after every reconnect.
     public func subscribe(_ filter: String) {
         lock.withLock { if !subscriptions.contains(filter) { subscriptions.append(filter) } }

@@ -32,6 +32,11 @@ public struct RowingLive: Sendable, Hashable, Codable {
     /// notification arrived (the page measures how long that took to show).
     public var wall: Double
 
+    /// The ergs of the boathouse's other hubs (MQTT), and the sessions they finished
+    /// lately (newest first); empty without a broker.
+    public var boathouse: [BoathouseErg] = []
+    public var boathouseSessions: [BoathouseSession] = []
+
     public static let recentSessions = 20
 
     public init(version: UInt64, source: String, sourceProblem: String?, board: RowingBoard, workout: String?,
@@ -46,6 +51,26 @@ public struct RowingLive: Sendable, Hashable, Codable {
         self.storeError = storeError
         self.pending = pending
         self.wall = wall
+    }
+}
+
+/// An erg of another hub, as that hub last published it.
+public struct BoathouseErg: Sendable, Hashable, Codable {
+    public var device: String
+    public var tile: RowingBoard.Tile
+    public init(device: String, tile: RowingBoard.Tile) {
+        self.device = device
+        self.tile = tile
+    }
+}
+
+/// A session another hub finished.
+public struct BoathouseSession: Sendable, Hashable, Codable {
+    public var device: String
+    public var session: ErgSession
+    public init(device: String, session: ErgSession) {
+        self.device = device
+        self.session = session
     }
 }
 

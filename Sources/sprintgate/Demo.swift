@@ -98,6 +98,9 @@ struct DemoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --web --lone-gate: publish each stored run and the gate's status to an MQTT broker on this loopback port, as device \"demo\" (docs/mqtt.md).", valueName: "port"))
     var mqtt: Int?
 
+    @Option(help: ArgumentHelp("With --mqtt: the device name published under (sprintgate/<device>/...).", valueName: "name"))
+    var mqttDevice = "demo"
+
     @Option(help: ArgumentHelp("With --web --lone-gate: run the rowing hub too, with this many synthetic PM5s (1...8) rowing into it; workouts set on the page reach them as CSAFE frames.", valueName: "ergs"))
     var rowing: Int?
 
@@ -116,6 +119,9 @@ struct DemoCommand: ParsableCommand {
             if let p = passPhase, !(0...60).contains(p) { fail("--pass-phase \(p) is outside 0...60 s") }
             if let d = videoDelay, !DelaySetting.range.contains(d) { fail("--video-delay \(d) is outside 1...60 s") }
             if let g = gps, !(1...65535).contains(g) { fail("--gps \(g) is not a port (1...65535)") }
+            if mqttDevice.isEmpty || mqttDevice.contains(where: { "/+#".contains($0) }) || mqttDevice.count > 64 {
+                fail("--mqtt-device \"\(mqttDevice)\" must be 1 to 64 characters without /, + or #")
+            }
             if let r = rowing, !(1...8).contains(r) { fail("--rowing \(r) is outside 1...8 ergs") }
             guard (1...20).contains(rowingSpeed) else { fail("--rowing-speed \(rowingSpeed) is outside 1...20") }
             if loneGate || passPhase != nil || buttonRelease != nil || peers.givesGateOptions {
@@ -265,7 +271,7 @@ extension DemoCommand {
         if let mqtt {
             var m = MQTTSettings()
             m.port = mqtt
-            m.device = "demo"
+            m.device = mqttDevice
             do {
                 mqttResults = try MQTTResults(settings: m, outboxDirectory: stateDir + "/mqtt-outbox", logger: Logger(label: "sprintgate.mqtt"))
                 mqttResults?.attach(to: storage.commits)
@@ -355,6 +361,8 @@ extension DemoCommand {
             ergs.start()
             web.bridge.rowing.connect(rowingHub)
         }
+        let rowingMQTT = rowingHub.flatMap { hub in mqttResults.map { RowingMQTT(results: $0, hub: hub, logger: Logger(label: "sprintgate.mqtt")) } }
+        rowingMQTT?.start()
         // The clip stands in for the camera: its exposure is what the camera would report.
         web.setExposure(.seconds(spec.exposure))
         let t0 = Sys.monotonicNow()
@@ -431,10 +439,11 @@ extension DemoCommand {
         let linkSummary = services.stop()
         videoSwitch.stop()
         gpsGate?.stop()
-        mqttResults?.stop()
         skiTracker?.flush()
         ergs?.stop()
         rowingHub?.stop()
+        rowingMQTT?.stop()
+        mqttResults?.stop()
         let s = loop.stats
         print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "
             + "\(lateWakeups) late wake-ups of \(iterations), worst latency \(ClipCrossing.fixed(Double(s.worstFrameLatencyNs) / 1e6, 2)) ms, "

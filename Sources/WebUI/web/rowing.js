@@ -30,13 +30,16 @@ function ergCurve(points) {
   return s;
 }
 
-function ergTile(t) {
-  const d = el("div", undefined, "erg-tile" + (t.stale ? " stale" : "") + (t.finished ? " finished" : ""));
-  d.id = "erg-" + t.erg;
+// `device`: another hub's erg (MQTT), shown and not assigned from here.
+function ergTile(t, device) {
+  const d = el("div", undefined, "erg-tile" + (t.stale ? " stale" : "") + (t.finished ? " finished" : "") + (device ? " remote" : ""));
+  d.id = device ? "erg-" + device + "-" + t.erg : "erg-" + t.erg;
   d.dataset.erg = t.erg;
-  const who = el("div", t.athlete || "nobody — tap to assign", "who");
-  who.onclick = () => ergAssign(t);
-  who.setAttribute("role", "button");
+  const who = el("div", (device ? device + " · " : "") + (t.athlete || (device ? "nobody" : "nobody — tap to assign")), "who");
+  if (!device) {
+    who.onclick = () => ergAssign(t);
+    who.setAttribute("role", "button");
+  }
   const state = (!t.connected ? "out of reach" : t.stale ? "nothing heard" : t.finished ? "finished" : "rowing") +
     (t.gaps ? " · " + count(t.gaps, "gap", "gaps") : "");
   const figs = el("div", undefined, "figs");
@@ -64,14 +67,16 @@ function ergPlace(p, lead) {
   return li;
 }
 
-function sessionItem(s) {
+// `device`: a session another hub finished (no exports here: they are on that hub).
+function sessionItem(s, device) {
   const li = el("li");
   const sum = s.summary;
-  li.append(el("span", when(s.startedWall) + " "), el("strong", (s.athlete || s.erg) + " "),
+  li.append(el("span", when(s.startedWall) + " "), el("strong", (device ? device + " · " : "") + (s.athlete || s.erg) + " "),
             el("span", (s.workout ? s.workout + " · " : "") + fmt(s.distance, 0) + " m · " + count(s.strokes, "stroke", "strokes") +
                        (sum ? " · " + ergClock(sum.elapsed, true) + " · " + ergClock(sum.averagePace, true) + "/500 m · " + sum.averageStrokeRate + " spm" +
                               (sum.averagePower ? " · " + fmt(sum.averagePower, 0) + " W (max " + sum.maximumPower + ")" : "") +
                               " · DF " + sum.averageDragFactor : " · not finished")));
+  if (device) return li;
   for (const f of ["csv", "json", "tcx"]) {
     const a = el("a", f.toUpperCase(), "button small-button");
     a.href = "/api/rowing/sessions/" + s.id + "/export." + f;
@@ -96,12 +101,14 @@ function drawRowing() {
     const lead = l.board.race.length ? l.board.race[0].distance : 0;
     $("r-race").replaceChildren(...l.board.race.map((p) => ergPlace(p, lead)));
   } else {
-    $("r-grid").replaceChildren(...l.board.tiles.map(ergTile));
+    $("r-grid").replaceChildren(...l.board.tiles.map((t) => ergTile(t)), ...(l.boathouse || []).map((b) => ergTile(b.tile, b.device)));
   }
-  const ids = l.sessions.map((s) => s.id).join(",");
+  const all = l.sessions.map((s) => [s, null]).concat((l.boathouseSessions || []).map((b) => [b.session, b.device]))
+    .sort((a, b) => b[0].startedWall - a[0].startedWall);
+  const ids = all.map(([s, d]) => (d || "") + "/" + s.id).join(",");
   if (ids !== rowing.sessionIds && !rowing.filtered) {
     rowing.sessionIds = ids;
-    $("r-sessions").replaceChildren(...l.sessions.map(sessionItem));
+    $("r-sessions").replaceChildren(...all.map(([s, d]) => sessionItem(s, d)));
   }
 }
 
@@ -135,7 +142,7 @@ async function sessionHistory() {
   if (!rowing.filtered) { rowing.sessionIds = null; drawRowing(); return; }
   try {
     const list = await api("GET", "/api/rowing/sessions?athlete=" + encodeURIComponent(a));
-    $("r-sessions").replaceChildren(...list.map(sessionItem));
+    $("r-sessions").replaceChildren(...list.map((x) => sessionItem(x)));
     if (!list.length) $("r-sessions").replaceChildren(el("li", "No sessions for " + a + "."));
   } catch (e) { say(e.message, true); }
 }
