@@ -67,10 +67,12 @@ public final class GPSGate: GPSDesk, Sendable {
     public func garageChanged() { core.loadRuns() }
 
     public func live() -> GPSLive {
-        var v = core.live(receiver.status)
-        v.version = 0
-        // The content's hash: every fix, state or receiver change gives a new version.
-        v.version = UInt64(truncatingIfNeeded: v.hashValue)
+        let status = receiver.status
+        var v = core.live(status)
+        // Every fix and every change of the timer or the garage counts in the core; the
+        // receiver's status (link, lock, rate) is hashed, being small. Why not the whole
+        // view's hash: it holds the latest runs, hashed again for every page 50 times a second.
+        v.version = v.version &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: status.hashValue)
         return v
     }
 
@@ -87,6 +89,8 @@ public final class GPSGate: GPSDesk, Sendable {
             var detail = "waiting for a fix"
             var runs: [GPSRunRecord] = []
             var activeVehicle: String?
+            /// Counts every fix taken and every change of the runs or the active vehicle.
+            var version: UInt64 = 1
         }
 
         init(settings: AccelerationSettings, store: RunStore?, logger: Logger, wallClock: @escaping @Sendable () -> Double,
@@ -102,6 +106,7 @@ public final class GPSGate: GPSDesk, Sendable {
         func ingest(_ fix: GPSFix) {
             let events = state.withLock { s in
                 let events = s.run.ingest(fix)
+                s.version &+= 1
                 for case .state(_, let why) in events { s.detail = why }
                 return events
             }
@@ -126,6 +131,7 @@ public final class GPSGate: GPSDesk, Sendable {
             state.withLock { s in
                 s.runs.insert(shown, at: 0)
                 if s.runs.count > GPSGate.keptRuns { s.runs.removeLast() }
+                s.version &+= 1
             }
         }
 
@@ -142,7 +148,10 @@ public final class GPSGate: GPSDesk, Sendable {
             guard let store else { return }
             do throws(StoreError) {
                 let runs = try store.gpsRuns(GPSRunQuery(limit: GPSGate.keptRuns))
-                state.withLock { $0.runs = runs }
+                state.withLock {
+                    $0.runs = runs
+                    $0.version &+= 1
+                }
             } catch {
                 logger.error("GPS garage: \(error.description)")
             }
@@ -158,7 +167,10 @@ public final class GPSGate: GPSDesk, Sendable {
                 logger.error("GPS garage: \(error.description)")
                 return
             }
-            state.withLock { $0.activeVehicle = name }
+            state.withLock {
+                $0.activeVehicle = name
+                $0.version &+= 1
+            }
         }
 
         private func log(_ e: AccelerationEvent) {
@@ -193,6 +205,7 @@ public final class GPSGate: GPSDesk, Sendable {
                 v.runs = s.runs
                 v.last = s.runs.first
                 v.activeVehicle = s.activeVehicle
+                v.version = s.version
                 return v
             }
         }
