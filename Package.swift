@@ -109,10 +109,17 @@ let package = Package(
             dependencies: ["GateCore", "GPSTiming", "CXML2"],
             swiftSettings: strictSettings
         ),
+        // Bluetooth LE's Attribute Protocol and a GATT client as a state machine. Pure: no
+        // Foundation, no I/O.
+        .target(
+            name: "GATT",
+            swiftSettings: strictSettings
+        ),
         // Rowing ergometers: the Concept2 PM5's Bluetooth notifications decoded strictly,
-        // and CSAFE frames to program workouts. Pure: no Foundation, no I/O.
+        // CSAFE frames to program workouts, one PM5's GATT session. Pure: no Foundation, no I/O.
         .target(
             name: "Rowing",
+            dependencies: ["GATT"],
             swiftSettings: strictSettings
         ),
         // gpsd's client: its JSON protocol, the socket, and the thread that keeps the
@@ -285,7 +292,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CalculatorsTests", dependencies: ["Calculators"], swiftSettings: strictSettings),
-        .testTarget(name: "RowingTests", dependencies: ["Rowing"], swiftSettings: strictSettings),
+        .testTarget(name: "RowingTests", dependencies: ["Rowing", "GATT"], swiftSettings: strictSettings),
         .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "GateDaemon", "GateConfig", "SQLiteStore", "Rowing", "WebUI",
                                                      .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strictSettings),
