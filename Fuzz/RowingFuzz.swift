@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness over the rowing parsers: PM5 notifications, the erg recorder, CSAFE
-// frames and answers.
+// frames and answers, the erg's workout reader, ATT PDUs and a PM5's GATT session.
 
+import GATT
 import Rowing
 
 #if canImport(Glibc)
@@ -18,7 +19,10 @@ import Glibc
 //     escaped frame fits the PM's 120 bytes);
 //   - an answer that parses gives back its own contents;
 //   - the recorder never holds two strokes of one count in a row, nor more strokes than
-//     stroke notifications it was given.
+//     stroke notifications it was given;
+//   - an ATT PDU that decodes re-encodes to bytes that decode the same;
+//   - the workout reader and a PM5's GATT session (fed every record as a PDU from the
+//     peer, after its discovery began) take anything without a crash.
 
 private let characteristics: [UInt16] = [0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x3A, 0x3D, 0x80]
 
@@ -65,6 +69,9 @@ public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMut
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = UnsafeRawBufferPointer(start: data, count: size)
     var recorder = ErgRecorder()
+    var reader = PM5WorkoutReader()
+    var link = PM5Link()
+    _ = link.start()
     var strokeNotifications = 0
     var t = 0.0
     for (selector, bytes) in records(input) {
@@ -89,6 +96,9 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             guard (try? CSAFEFrame.decode(CSAFEFrame.encode(contents))) == contents else { fatalError("frame contents do not round-trip") }
             if let r = try? CSAFEResponse(contents: contents), r.contents != contents { fatalError("answer does not give back its contents") }
         }
+        if let pdu = try? ATTPDU.decode(bytes), (try? ATTPDU.decode(pdu.encoded)) != pdu { fatalError("an ATT PDU does not re-decode the same") }
+        _ = link.receive(bytes)
+        _ = try? reader.take(bytes)
         // Contents whose escaped frame is over the PM's 120 bytes are refused on decoding.
         let frame = CSAFEFrame.encode(bytes)
         if frame.count <= CSAFEFrame.maxFrameBytes, (try? CSAFEFrame.decode(frame)) != bytes {
