@@ -69,8 +69,12 @@ public struct ErgRecorder: Sendable {
     public private(set) var summary: WorkoutSummary?
     public private(set) var summaryMore: AdditionalWorkoutSummary?
     public private(set) var gaps: [ErgGap] = []
-    /// Status samples kept (general and additional status), in arrival order.
+    /// Status samples kept (general and additional status), in arrival order: the piece's.
+    /// Before its first stroke only the latest `samplesBeforeRowing` are kept, and none
+    /// after its summary: a PM5 left on sends twenty a second, which would otherwise fill
+    /// the hub's memory over a day.
     public private(set) var samples: [(at: Double, data: PM5Data)] = []
+    public static let samplesBeforeRowing = 50
     /// Notifications dropped as malformed, and why the last one was.
     public private(set) var dropped = 0
     public private(set) var lastDropReason: String?
@@ -126,19 +130,19 @@ public struct ErgRecorder: Sendable {
         live.lastHeard = t
         switch data {
         case .generalStatus(let s):
-            samples.append((t, data))
+            keep(t, data)
             live.elapsed = s.elapsed
             live.distance = s.distance
             live.dragFactor = s.dragFactor
             live.workoutState = s.state
         case .additionalStatus(let s):
-            samples.append((t, data))
+            keep(t, data)
             live.elapsed = s.elapsed
             live.strokeRate = s.strokeRate
             live.heartRate = s.heartRate
             if s.currentPace > 0 { live.pace = s.currentPace }
         case .additionalStatus2:
-            samples.append((t, data))
+            keep(t, data)
         case .strokeData(let s):
             stroke(s, at: t)
         case .additionalStrokeData(let s):
@@ -165,6 +169,12 @@ public struct ErgRecorder: Sendable {
         case .forceCurve(let p):
             forceCurvePacket(p, at: t)
         }
+    }
+
+    private mutating func keep(_ t: Double, _ data: PM5Data) {
+        guard summary == nil else { return }
+        if strokes.isEmpty && samples.count >= Self.samplesBeforeRowing { samples.removeFirst(samples.count - Self.samplesBeforeRowing + 1) }
+        samples.append((t, data))
     }
 
     private mutating func stroke(_ s: StrokeData, at t: Double) {

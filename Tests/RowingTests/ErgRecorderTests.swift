@@ -97,5 +97,22 @@ struct ErgRecorderTests {
         s.recoveryHeartRate = 110
         r.receive(.workoutSummary(s), at: 540)
         #expect(r.summary?.recoveryHeartRate == 110)
+        // After the summary the erg's status fills the tile and is not kept.
+        r.receive(.generalStatus(GeneralStatus(elapsed: 480, distance: 2000, workoutType: 3, intervalType: 1, workoutState: 10,
+                                               rowingState: 0, strokeState: 0, totalWorkDistance: 2000, workoutDuration: 2000,
+                                               workoutDurationType: 0x80, dragFactor: 118)), at: 600)
+        #expect(r.samples.count == 2 && r.live.workoutState == .workoutEnd)
+    }
+
+    @Test("an erg left on before anyone rows: only its latest status samples are kept")
+    func idleErgBounded() {
+        var r = ErgRecorder()
+        r.connected(at: 0)
+        for i in 0..<10_000 {
+            r.receive(.generalStatus(GeneralStatus(elapsed: 0, distance: 0, workoutType: 1, intervalType: 0, workoutState: 0,
+                                                   rowingState: 0, strokeState: 0, totalWorkDistance: 0, workoutDuration: 0,
+                                                   workoutDurationType: 0, dragFactor: 118)), at: Double(i) / 10)
+        }
+        #expect(r.samples.count == ErgRecorder.samplesBeforeRowing && r.samples.last?.at == 999.9 && r.live.lastHeard == 999.9)
     }
 }
