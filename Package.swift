@@ -196,6 +196,8 @@ let package = Package(
             dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
+        // The ATT channel over L2CAP sockets and the controller calls, over libbluetooth.
+        .target(name: "CBlueZShim", linkerSettings: [.linkedLibrary("bluetooth")]),
         // epoll, eventfd and timerfd for the event loop.
         .target(name: "CLinuxSys"),
         // MJPEG to luma with libjpeg-turbo; C, because libjpeg reports errors by longjmp.
@@ -205,7 +207,7 @@ let package = Package(
         .target(
             name: "LinuxHardware",
             dependencies: [
-                "GateCore", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CLinuxSys", "CDRM",
+                "GateCore", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CLinuxSys", "CDRM", "CBlueZShim",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -327,7 +329,7 @@ let package = Package(
             name: "LinuxHardwareTests",
             dependencies: [
                 "GateCore", "GateSim", "Detector", "LinuxHardware", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CMallocCounter", "CLinuxSys",
-                "VideoDelay", "FFmpegVideo", "VideoService",
+                "VideoDelay", "FFmpegVideo", "VideoService", "Rowing", "GATT",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

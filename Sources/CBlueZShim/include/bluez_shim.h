@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ATT channel (L2CAP CID 4 on an LE link) as a central opens it and as a peripheral
+// accepts it, and the few controller calls the rig's virtual controllers need, over
+// BlueZ's libbluetooth. In C, and behind a header with no system includes, because the
+// Bluetooth headers' macros (HCIDEVUP, sockaddr_l2) do not import into Swift and their
+// socket headers would otherwise be claimed by a second module.
+#ifndef SPRINTGATE_BLUEZ_SHIM_H
+#define SPRINTGATE_BLUEZ_SHIM_H
+#include <stdint.h>
+
+/// The controller's own address, most significant byte first; -1 with errno on failure.
+int sg_bt_address(int dev_id, uint8_t out[6]);
+/// Brings controller `dev_id` up (already up is fine); -1 with errno on failure.
+int sg_bt_up(int dev_id);
+/// Connectable LE advertising on or off (the controller's default parameters: ADV_IND).
+int sg_bt_advertise(int dev_id, int on);
+/// Starts an ATT connection from controller `dev_id` (-1: any) to `peer` (most significant
+/// byte first; `random`: a random address). Non-blocking: the link is made when the socket
+/// becomes writable, and `sg_socket_error` says how it went. The fd, or -1 with errno.
+int sg_att_connect(int dev_id, const uint8_t peer[6], int random);
+/// A listening ATT socket on controller `dev_id` (a peripheral's side), or -1 with errno.
+int sg_att_listen(int dev_id);
+/// SO_ERROR of a socket (0: connected).
+int sg_socket_error(int fd);
+#endif
