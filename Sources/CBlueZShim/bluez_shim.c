@@ -5,6 +5,7 @@
 #include <bluetooth/hci_lib.h>
 #include <bluetooth/l2cap.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -76,4 +77,27 @@ int sg_socket_error(int fd) {
     socklen_t len = sizeof(err);
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) return errno;
     return err;
+}
+
+int sg_bt_drop_links(int dev_id) {
+    int dd = hci_open_dev(dev_id);
+    if (dd < 0) return -1;
+    enum { MAX = 10 };
+    struct hci_conn_list_req *cl = calloc(1, sizeof(*cl) + MAX * sizeof(struct hci_conn_info));
+    if (!cl) { hci_close_dev(dd); errno = ENOMEM; return -1; }
+    cl->dev_id = dev_id;
+    cl->conn_num = MAX;
+    int dropped = 0;
+    if (ioctl(dd, HCIGETCONNLIST, cl) == 0) {
+        for (int i = 0; i < cl->conn_num; i++) {
+            if (hci_disconnect(dd, cl->conn_info[i].handle, HCI_OE_USER_ENDED_CONNECTION, 2000) == 0) dropped++;
+        }
+    } else {
+        dropped = -1;
+    }
+    int e = errno;
+    free(cl);
+    hci_close_dev(dd);
+    errno = e;
+    return dropped;
 }

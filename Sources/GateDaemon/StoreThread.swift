@@ -44,9 +44,7 @@ public enum StoreEvents {
     /// The wall clock (milliseconds since the Unix epoch) at local monotonic instant `t`:
     /// now on the wall clock minus how long ago `t` was. Display and storage only.
     public static func wallMs(of t: MonotonicInstant) -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let wallNowMs = Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+        let wallNowMs = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
         return wallNowMs - Sys.monotonicNow().since(t).nanoseconds / 1_000_000
     }
 

@@ -39,7 +39,7 @@ public struct BlueZError: Error, Sendable, CustomStringConvertible {
         }
         description = "Bluetooth: \(what): \(why)\(advice)"
     }
-    init(_ description: String) { self.description = "Bluetooth: " + description }
+    public init(_ description: String) { self.description = "Bluetooth: " + description }
 }
 
 /// Controller calls (hciN by number).
@@ -52,6 +52,14 @@ public enum BlueZController {
 
     public static func powerOn(_ controller: Int) throws(BlueZError) {
         guard sg_bt_up(Int32(controller)) == 0 else { throw BlueZError("powering hci\(controller) on", errno: errno) }
+    }
+
+    /// Drops every link of the controller, as a device going out of reach does; how many.
+    @discardableResult
+    public static func dropLinks(_ controller: Int) throws(BlueZError) -> Int {
+        let n = sg_bt_drop_links(Int32(controller))
+        guard n >= 0 else { throw BlueZError("dropping the links of hci\(controller)", errno: errno) }
+        return Int(n)
     }
 
     /// Connectable advertising on or off.

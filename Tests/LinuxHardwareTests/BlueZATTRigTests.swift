@@ -4,12 +4,17 @@
 // hci1 advertising and accepting on an L2CAP ATT socket, the hub on hci0 connecting to it
 // and running PM5Link: discovery, device information, subscriptions, a piece's
 // notifications recorded (malformed ones dropped and counted), a workout written to the
-// control characteristic and answered.
+// control characteristic and answered. Then the hub as the daemon runs it (BluetoothErgs
+// into RowingHub and SQLite) across the emulated PM5 going out of reach mid-piece.
 
 import Foundation
+import GateDaemon
 import GATT
 import LinuxHardware
+import Logging
 import Rowing
+import SQLiteStore
+import WebUI
 import Synchronization
 import Testing
 
@@ -19,6 +24,21 @@ enum BluetoothRig {
         Rig.env("SPRINTGATE_RIG") == "1" && FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci0")
             && FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci1")
     }
+
+    /// Both controllers up with no link between them: a link left by an earlier test
+    /// would carry the next connection's ATT channel without the peripheral accepting it.
+    static func fresh() throws {
+        try BlueZController.powerOn(0)
+        try BlueZController.powerOn(1)
+        try? BlueZController.advertise(1, false)
+        var dropped = try BlueZController.dropLinks(0) + BlueZController.dropLinks(1)
+        var waited = 0
+        while dropped > 0 && waited < 50 {
+            usleep(100_000)
+            waited += 1
+            dropped = try BlueZController.dropLinks(0) + BlueZController.dropLinks(1)
+        }
+    }
 }
 
 extension RigDevices {
@@ -26,8 +46,7 @@ extension RigDevices {
     struct BlueZATTRigTests {
         @Test("a PM5 emulated on hci1 and the hub on hci0: discovered, subscribed, every stroke that arrived whole recorded, a workout taken")
         func pm5OverTheKernel() throws {
-            try BlueZController.powerOn(0)
-            try BlueZController.powerOn(1)
+            try BluetoothRig.fresh()
             let pm5 = try BlueZController.address(1)
             let listener = try ATTListener(controller: 1)
             try BlueZController.advertise(1, true)
@@ -108,7 +127,101 @@ extension RigDevices {
             ch.close()
             listener.close()
             try? BlueZController.advertise(1, false)
+            try? BlueZController.dropLinks(1)
             #expect(emulated.withLock { $0.problem } == nil)
+        }
+    
+        @Test("the hub over Bluetooth: the PM5 goes out of reach mid-piece and comes back; every stroke that arrived stored once, the gap marked with its strokes; a workout set through the hub")
+        func hubAcrossAnOutage() throws {
+            try BluetoothRig.fresh()
+            let pm5 = try BlueZController.address(1)
+            let listener = try ATTListener(controller: 1)
+            try BlueZController.advertise(1, true)
+            var piece = PM5Piece()
+            piece.distance = 1000
+            piece.malformedEvery = 23
+            piece.outOfReach = 100...120
+            let truth = piece.events()
+            let events = truth.events
+            let problem = Mutex<String?>(nil)
+            let sentUpTo = Atomic(0)
+            let emulator = Thread {
+                var i = 1  // past the piece's first "connected"
+                var workouts: [PM5Workout] = []
+                do throws(BlueZError) {
+                    while true {
+                        guard let ch = try listener.accept(timeout: 60) else {
+                            problem.withLock { $0 = "no central connected within 60 s" }
+                            return
+                        }
+                        var emu = PM5Emulator()
+                        serving: while true {
+                            if let pdu = try ch.receive(timeout: 0.002) {
+                                for r in emu.handle(pdu) { try ch.send(r) }
+                                workouts = emu.workouts
+                            }
+                            sentUpTo.store(i, ordering: .relaxed)
+                            guard emu.subscribed.count == 11 else { continue }
+                            for _ in 0..<4 where i < events.count {
+                                switch events[i] {
+                                case .notification(_, _, let c, let b):
+                                    if let n = emu.notify(c, b) { try ch.send(n) }
+                                    i += 1
+                                case .connected:
+                                    i += 1
+                                case .disconnected:
+                                    // Out of reach: the link drops; the PM5 advertises again.
+                                    i += 1
+                                    try BlueZController.dropLinks(1)
+                                    ch.close()
+                                    try BlueZController.advertise(1, true)
+                                    break serving
+                                }
+                            }
+                        }
+                    }
+                } catch {
+                    // The hub stopping ends the emulator.
+                }
+                _ = workouts
+            }
+            emulator.start()
+
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-bt-hub-\(getpid())").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let store = try RunStore(directory: directory, logger: Logger(label: "test"))
+            let t0 = Date()
+            let clock: @Sendable () -> Double = { Date().timeIntervalSince(t0) }
+            let hub = RowingHub(store: store, control: nil, source: "Bluetooth hci0", logger: Logger(label: "test"), clock: clock)
+            let erg = try #require(BluetoothErgs.Erg(number: 1, address: pm5.description))
+            let ergs = BluetoothErgs(ergs: [erg], controller: 0, sampleRate: .halfSecond, logger: Logger(label: "test"), clock: clock) { hub.apply($0) }
+            hub.setControl(ergs)
+            hub.add(erg: 1, name: "PM5 430123456")
+            try hub.assign(erg: 1, athlete: "Ada")
+            ergs.start()
+            defer {
+                ergs.stop()
+                listener.close()
+                try? BlueZController.advertise(1, false)
+                try? BlueZController.dropLinks(1)
+            }
+            let deadline = Date().addingTimeInterval(Double(Rig.env("BT_DEADLINE") ?? "240") ?? 240)
+            while hub.rowingLive().board.tiles.first?.finished != true && Date() < deadline { usleep(50_000) }
+            hub.flush()
+            let tile = hub.rowingLive().board.tiles.first
+            print("after the piece: emulator at event \(sentUpTo.load(ordering: .relaxed)) of \(events.count); tile strokes \(tile?.strokes ?? -1), distance \(tile?.distance ?? -1), connected \(tile?.connected ?? false), gaps \(tile?.gaps ?? -1)")
+            let sessions = try store.ergSessions()
+            let s = try #require(sessions.first, "no session stored; emulator: \(problem.withLock { $0 } ?? "ok")")
+            let strokes = try store.ergStrokes(sessionID: s.id).map { UInt16($0.stroke) }
+            #expect(strokes == truth.strokesArrived)
+            let gaps = try store.ergGaps(sessionID: s.id)
+            let rowedInGap = truth.strokesSent.filter { !truth.strokesArrived.contains($0) }.count - truth.malformed
+            #expect(gaps.count == 1 && gaps[0].missedStrokes == rowedInGap && rowedInGap > 0)
+            #expect(s.summary?.distance == 1000 && s.athlete == "Ada")
+            let results = try hub.program(.distance(metres: 2000, split: 500))
+            #expect(results.count == 1 && results[0].accepted, "\(results)")
+            print("hub over Bluetooth across an outage: \(truth.strokesSent.count) strokes rowed, \(strokes.count) stored "
+                  + "(\(truth.strokesArrived.count) arrived whole, \(truth.malformed) malformed, \(rowedInGap) in the gap), in \(String(format: "%.1f", clock())) s")
         }
     }
 }

@@ -20,6 +20,10 @@ int sg_bt_advertise(int dev_id, int on);
 int sg_att_connect(int dev_id, const uint8_t peer[6], int random);
 /// A listening ATT socket on controller `dev_id` (a peripheral's side), or -1 with errno.
 int sg_att_listen(int dev_id);
+/// Drops every link of controller `dev_id` (HCI Disconnect, "remote user terminated"):
+/// what a device going out of reach looks like to the other side. The number dropped, or
+/// -1 with errno.
+int sg_bt_drop_links(int dev_id);
 /// SO_ERROR of a socket (0: connected).
 int sg_socket_error(int fd);
 #endif

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// The rowing hub's PM5s over Bluetooth LE: one thread per erg keeps its ATT channel
+// (BlueZ's L2CAP sockets), runs its GATT session and hands what it sends to the hub; a
+// lost erg is connected again with back-off, and workouts are written to it in turn.
+
+import Foundation
+import LinuxHardware
+public import Rowing
+import Synchronization
+public import Logging
+
+/// The PM5s a hub connects to, by address. Each erg's events reach `deliver` on its own
+/// thread: connected once its GATT session is set up, each notification, disconnected when
+/// the link is lost (the hub marks the gap; the PM5 goes on counting strokes).
+public final class BluetoothErgs: ErgControl, @unchecked Sendable {
+    public struct Erg: Sendable, Hashable {
+        public var number: Int
+        /// "C2:11:22:33:44:55", as `bluetoothctl` and the PM5's own screen show it.
+        public var address: String
+        public var random: Bool
+        let bytes: [UInt8]
+        /// Nil when `address` is not a Bluetooth address.
+        public init?(number: Int, address: String, random: Bool = false) {
+            guard let a = BluetoothAddress(address) else { return nil }
+            self.number = number
+            self.address = a.description
+            self.random = random
+            bytes = a.bytes
+        }
+    }
+
+    public let ergs: [Erg]
+    private let controller: Int?
+    private let sampleRate: PM5SampleRate
+    private let clock: @Sendable () -> Double
+    private let deliver: @Sendable (PM5LogEvent) -> Void
+    private let logger: Logger
+    private let stopping = Atomic(false)
+    /// Why one at a time: a controller makes one LE connection at a time; a second attempt
+    /// meanwhile fails with EBUSY.
+    private let connecting = NSLock()
+    private let lock = NSLock()
+    // Guarded by `lock`: frames waiting per erg, and the answers given back.
+    private var outbox: [Int: [[UInt8]]] = [:]
+    private var answers: [Int: [[UInt8]]] = [:]
+    private var connected: Set<Int> = []
+    private var threads: [Thread] = []
+
+    /// Why 1 s doubling to 30 s: an erg back in reach is found again within seconds, and one
+    /// switched off costs a connection attempt every half minute.
+    static let firstRetry = 1.0, longestRetry = 30.0
+    /// How long a connection attempt waits for the PM5's advertising.
+    static let connectTimeout = 10.0
+
+    public init(ergs: [Erg], controller: Int?, sampleRate: PM5SampleRate = .tenthSecond, logger: Logger,
+                clock: @escaping @Sendable () -> Double, deliver: @escaping @Sendable (PM5LogEvent) -> Void) {
+        self.ergs = ergs
+        self.controller = controller
+        self.sampleRate = sampleRate
+        self.logger = logger
+        self.clock = clock
+        self.deliver = deliver
+    }
+
+    public func start() {
+        for erg in ergs {
+            let t = Thread { [self] in keep(erg) }
+            t.name = "pm5-\(erg.number)"
+            lock.withLock { threads.append(t) }
+            t.start()
+        }
+    }
+
+    /// Ends every link and waits for the threads.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        while lock.withLock({ threads.contains { !$0.isFinished } }) { usleep(10_000) }
+    }
+
+    /// Keeps erg `erg` connected until `stop`.
+    private func keep(_ erg: Erg) {
+        var delay = Self.firstRetry
+        while !stopping.load(ordering: .relaxed) {
+            let channel: ATTChannel
+            do {
+                channel = try connecting.withLock { () throws(BlueZError) -> ATTChannel in
+                    try ATTChannel.connect(from: controller, to: BluetoothAddress(bytes: erg.bytes), random: erg.random, timeout: Self.connectTimeout)
+                }
+            } catch {
+                logger.debug("PM5 \(erg.number) (\(erg.address)) not connected: \(error); again in \(Int(delay)) s")
+                sleep(delay)
+                delay = min(Self.longestRetry, delay * 2)
+                continue
+            }
+            delay = Self.firstRetry
+            session(erg, channel)
+            channel.close()
+            let was = lock.withLock { connected.remove(erg.number) != nil }
+            if was {
+                deliver(.disconnected(t: clock(), erg: erg.number))
+                logger.warning("PM5 \(erg.number) (\(erg.address)) out of reach; connecting again")
+            }
+        }
+    }
+
+    /// Runs one connection's GATT session until the link is lost or the hub stops.
+    private func session(_ erg: Erg, _ ch: ATTChannel) {
+        var link = PM5Link(sampleRate: sampleRate)
+        func handle(_ events: [PM5Link.Event]) throws(BlueZError) {
+            for e in events {
+                switch e {
+                case .send(let b): try ch.send(b)
+                case .notification(0x0022, let b): lock.withLock { answers[erg.number, default: []].append(b) }
+                case .notification(let c, let b): deliver(.notification(t: clock(), erg: erg.number, characteristic: c, bytes: b))
+                case .information(let c, let text): logger.debug("PM5 \(erg.number): information 0x\(String(c, radix: 16)) \(text)")
+                case .ready:
+                    lock.withLock { _ = connected.insert(erg.number) }
+                    deliver(.connected(t: clock(), erg: erg.number))
+                    logger.notice("PM5 \(erg.number) (\(erg.address)) connected")
+                case .problem(let why): logger.warning("PM5 \(erg.number): \(why)")
+                }
+            }
+        }
+        do throws(BlueZError) {
+            try handle(link.start())
+            while !stopping.load(ordering: .relaxed) {
+                if link.ready, let frames = lock.withLock({ outbox.removeValue(forKey: erg.number) }) {
+                    for f in frames { try handle(link.writeControl(f)) }
+                }
+                if let pdu = try ch.receive(timeout: 0.02) { try handle(link.receive(pdu)) }
+            }
+        } catch {
+            logger.debug("PM5 \(erg.number): \(error)")
+        }
+    }
+
+    /// Writes the frames on the erg's thread and waits for its answers (one a frame).
+    public func program(erg: Int, frames: [[UInt8]]) throws -> [[UInt8]] {
+        guard ergs.contains(where: { $0.number == erg }) else { throw BlueZError("no PM5 \(erg) on this hub") }
+        guard lock.withLock({ connected.contains(erg) }) else { throw BlueZError("PM5 \(erg) is not connected") }
+        lock.withLock {
+            answers[erg] = []
+            outbox[erg, default: []] += frames
+        }
+        // Why 5 s: a PM5 answers a frame within a connection interval or two; a link that
+        // says nothing for seconds has gone.
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let got = lock.withLock({ answers[erg] }), got.count >= frames.count { return got }
+            usleep(10_000)
+        }
+        throw BlueZError("PM5 \(erg) did not answer the workout within 5 s")
+    }
+
+    private func sleep(_ seconds: Double) {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end, !stopping.load(ordering: .relaxed) { usleep(50_000) }
+    }
+}
