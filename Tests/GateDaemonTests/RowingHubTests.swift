@@ -116,7 +116,7 @@ import WebUI
         #expect(results.map(\.erg) == [1, 2, 3] && results.allSatisfy(\.accepted))
         #expect(hub.rowingLive().workout == "300 m")
         // 300 m at 1:40 to 1:45 is about 63 s of rowing: 3 s at 20 times real time, after a 3 s countdown.
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(60)
         var done: [ErgSession] = []
         while Date() < deadline {
             hub.flush()
@@ -125,7 +125,8 @@ import WebUI
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(done.count == 3 && done.allSatisfy { $0.summary?.distance == 300 })
-        // The 2000 m pieces under way when the workout came are kept, unfinished.
-        #expect(try store.ergSessions(workout: "").allSatisfy { $0.summary == nil })
+        // The 2000 m pieces under way when the workout came are kept, cut short (or whole,
+        // on a machine so loaded that a piece ended before the workout was set).
+        #expect(try store.ergSessions(workout: "").allSatisfy { $0.summary == nil ? $0.distance < 2000 : $0.summary?.distance == 2000 })
     }
 }
