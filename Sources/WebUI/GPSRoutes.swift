@@ -314,10 +314,24 @@ extension WebServer {
     /// The in-car view's feed: the live state as JSON text, once per change.
     func addGPSWebSocket(to router: Router<BasicWebSocketRequestContext>) {
         let slot = bridge.gps
-        router.ws("/api/gps/ws") { inbound, outbound, _ in
-            guard let desk = slot.current else {
-                // One message saying why, then the socket closes.
-                try await outbound.write(.text("{\"error\":\"this gate has no GPS timer: add a [gps] table to its settings\"}"))
+        Self.addVersionedFeed(to: router, path: "/api/gps/ws", period: WebServer.gpsPeriod,
+                              missing: "this gate has no GPS timer: add a [gps] table to its settings") {
+            slot.current.map { desk in { @Sendable in let l = desk.live(); return (l.version, l) } }
+        }
+    }
+
+    /// A WebSocket at `path` that sends a view as JSON text each time its version changes,
+    /// looked at every `period`. `source` is asked once per connection: nil sends one
+    /// `{"error": missing}` message and closes the socket. Clients send nothing; a closed
+    /// socket ends the sender.
+    static func addVersionedFeed<View: Encodable & Sendable>(
+        to router: Router<BasicWebSocketRequestContext>, path: String, period: Duration, missing: String,
+        source: @escaping @Sendable () -> (@Sendable () -> (UInt64, View))?
+    ) {
+        router.ws(RouterPath(path)) { inbound, outbound, _ in
+            guard let view = source() else {
+                let text = String(decoding: try JSONEncoder().encode(["error": missing]), as: UTF8.self)
+                try await outbound.write(.text(text))
                 return
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -325,13 +339,13 @@ extension WebServer {
                 group.addTask {
                     var sent: UInt64 = .max
                     while !Task.isCancelled {
-                        let live = desk.live()
-                        if live.version != sent {
-                            let data = try JSONEncoder.board.encode(live)
+                        let (version, value) = view()
+                        if version != sent {
+                            let data = try JSONEncoder.board.encode(value)
                             try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
-                            sent = live.version
+                            sent = version
                         }
-                        try await Task.sleep(for: WebServer.gpsPeriod)
+                        try await Task.sleep(for: period)
                     }
                 }
                 try await group.next()

@@ -276,28 +276,9 @@ extension WebServer {
     /// The coach's board feed: the hub's state as JSON text, once per change.
     func addRowingWebSocket(to router: Router<BasicWebSocketRequestContext>) {
         let slot = bridge.rowing
-        router.ws("/api/rowing/ws") { inbound, outbound, _ in
-            guard let desk = slot.current else {
-                try await outbound.write(.text("{\"error\":\"this gate runs no rowing hub: add a [rowing] table to its settings\"}"))
-                return
-            }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { for try await _ in inbound {} }
-                group.addTask {
-                    var sent: UInt64 = .max
-                    while !Task.isCancelled {
-                        let live = desk.rowingLive()
-                        if live.version != sent {
-                            let data = try JSONEncoder.board.encode(live)
-                            try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
-                            sent = live.version
-                        }
-                        try await Task.sleep(for: WebServer.rowingPeriod)
-                    }
-                }
-                try await group.next()
-                group.cancelAll()
-            }
+        Self.addVersionedFeed(to: router, path: "/api/rowing/ws", period: WebServer.rowingPeriod,
+                              missing: "this gate runs no rowing hub: add a [rowing] table to its settings") {
+            slot.current.map { desk in { @Sendable in let l = desk.rowingLive(); return (l.version, l) } }
         }
     }
 }

@@ -15,14 +15,7 @@ import WebUI
 
 @Suite("Rowing hubs on MQTT", .serialized)
 struct RowingMQTTTests {
-    func waitUntil(_ seconds: Double, _ ok: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if ok() { return true }
-            usleep(50_000)
-        }
-        return ok()
-    }
+    func waitUntil(_ seconds: Double, _ ok: () -> Bool) -> Bool { MQTTLinkTests().waitUntil(seconds, ok) }
 
     @Test("two hubs publish; a third hub's board shows all their ergs live and every session they stored once, across a broker restart")
     func boathouse() throws {

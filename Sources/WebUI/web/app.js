@@ -56,6 +56,27 @@ function runClock() {
 
 function chip(text, cls) { return el("span", text, "chip " + cls); }
 
+// A live feed over a WebSocket at `path`, opened again when it drops (0.5 s doubling to
+// 5 s): `onMessage` gets each JSON message but an `{error}` one, `onLost` is told of a drop.
+function liveSocket(path, onMessage, onLost) {
+  let retry = 500;
+  const open = () => {
+    const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + path);
+    ws.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      if (m.error) return;
+      retry = 500;
+      onMessage(m);
+    };
+    ws.onclose = () => {
+      onLost();
+      setTimeout(open, retry);
+      retry = Math.min(retry * 2, 5000);
+    };
+  };
+  open();
+}
+
 function render() {
   const b = state.board; if (!b) return;
   const g = b.gate;

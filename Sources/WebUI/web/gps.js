@@ -4,7 +4,7 @@
 // and an in-car view (dark, full screen, large numbers). Uses app.js's helpers.
 "use strict";
 
-const gps = { on: false, socket: null, live: null, retry: 500, metric: localStorage.getItem("sg-gps-units") === "metric" };
+const gps = { on: false, live: null, metric: localStorage.getItem("sg-gps-units") === "metric" };
 
 const GPS_STATES = {
   acquiring: ["Acquiring", "bad"], ready: ["Ready", "warn"], armed: ["Armed: launch when ready", "ok"],
@@ -203,22 +203,8 @@ function drawGPS() {
 }
 
 function gpsConnect() {
-  const proto = location.protocol === "https:" ? "wss://" : "ws://";
-  const ws = new WebSocket(proto + location.host + "/api/gps/ws");
-  gps.socket = ws;
-  ws.onmessage = (e) => {
-    const m = JSON.parse(e.data);
-    if (m.error) return;
-    gps.retry = 500;
-    gps.live = m;
-    drawGPS();
-  };
-  ws.onclose = () => {
-    gps.socket = null;
-    $("g-lock").replaceChildren(chip("page not connected to the gate", "bad"));
-    setTimeout(gpsConnect, gps.retry);
-    gps.retry = Math.min(gps.retry * 2, 5000);
-  };
+  liveSocket("/api/gps/ws", (m) => { gps.live = m; drawGPS(); },
+             () => $("g-lock").replaceChildren(chip("page not connected to the gate", "bad")));
 }
 
 // The in-car view: full screen where the phone allows, and the screen kept on.

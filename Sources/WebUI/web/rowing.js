@@ -8,7 +8,7 @@
 
 // `latencies`: for each tile that changed, seconds from its erg's notification reaching
 // the hub to the tile drawn (the newest 2000), read by the browser test.
-const rowing = { socket: null, live: null, retry: 500, race: false, heard: {}, latencies: [] };
+const rowing = { live: null, race: false, heard: {}, latencies: [] };
 
 // Seconds as m:ss.t (pace and elapsed time).
 function ergClock(s, tenths) {
@@ -147,33 +147,20 @@ async function sessionHistory() {
   } catch (e) { say(e.message, true); }
 }
 
-function rowingConnect() {
-  const proto = location.protocol === "https:" ? "wss://" : "ws://";
-  const ws = new WebSocket(proto + location.host + "/api/rowing/ws");
-  rowing.socket = ws;
-  ws.onmessage = (e) => {
-    const m = JSON.parse(e.data);
-    if (m.error) return;
-    rowing.retry = 500;
-    rowing.live = m;
-    drawRowing();
-    const drawn = Date.now() / 1000;
-    for (const t of m.board.tiles) {
-      if (t.heardAgo === null || t.heardAgo === undefined) continue;
-      const at = m.wall - t.heardAgo;
-      if (rowing.heard[t.erg] === undefined || at - rowing.heard[t.erg] > 0.0005) {
-        if (rowing.heard[t.erg] !== undefined) rowing.latencies.push(drawn - at);
-        rowing.heard[t.erg] = at;
-      }
+// Each message drawn; for each tile that changed, how long since its erg's notification.
+function rowingMessage(m) {
+  rowing.live = m;
+  drawRowing();
+  const drawn = Date.now() / 1000;
+  for (const t of m.board.tiles) {
+    if (t.heardAgo === null || t.heardAgo === undefined) continue;
+    const at = m.wall - t.heardAgo;
+    if (rowing.heard[t.erg] === undefined || at - rowing.heard[t.erg] > 0.0005) {
+      if (rowing.heard[t.erg] !== undefined) rowing.latencies.push(drawn - at);
+      rowing.heard[t.erg] = at;
     }
-    if (rowing.latencies.length > 2000) rowing.latencies.splice(0, rowing.latencies.length - 2000);
-  };
-  ws.onclose = () => {
-    rowing.socket = null;
-    $("r-source").replaceChildren(chip("page not connected to the hub", "bad"));
-    setTimeout(rowingConnect, rowing.retry);
-    rowing.retry = Math.min(rowing.retry * 2, 5000);
-  };
+  }
+  if (rowing.latencies.length > 2000) rowing.latencies.splice(0, rowing.latencies.length - 2000);
 }
 
 window.addEventListener("DOMContentLoaded", async () => {
@@ -197,5 +184,5 @@ window.addEventListener("DOMContentLoaded", async () => {
     $("r-wall").textContent = on ? "Leave the wall screen" : "Wall screen";
   };
   $("r-h-go").onclick = sessionHistory;
-  rowingConnect();
+  liveSocket("/api/rowing/ws", rowingMessage, () => $("r-source").replaceChildren(chip("page not connected to the hub", "bad")));
 });
