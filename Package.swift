@@ -329,7 +329,7 @@ let package = Package(
             name: "LinuxHardwareTests",
             dependencies: [
                 "GateCore", "GateSim", "Detector", "LinuxHardware", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CMallocCounter", "CLinuxSys",
-                "VideoDelay", "FFmpegVideo", "VideoService", "Rowing", "GATT", "GateDaemon", "SQLiteStore", "WebUI",
+                "VideoDelay", "FFmpegVideo", "VideoService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

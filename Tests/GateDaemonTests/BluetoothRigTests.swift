@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The hub's Bluetooth side through the real kernel stack: two virtual LE controllers from
+// The hub's Bluetooth side through the real kernel stack, in the qemu rig
+// (`scripts/sim-tier` runs this suite beside LinuxHardwareTests; elsewhere it is skipped): two virtual LE controllers from
 // BlueZ's btvirt (hci_vhci) in the rig, an emulated PM5 (PM5Emulator's GATT server) on
 // hci1 advertising and accepting on an L2CAP ATT socket, the hub on hci0 connecting to it
 // and running PM5Link: discovery, device information, subscriptions, a piece's
@@ -9,19 +10,24 @@
 
 import Foundation
 import GateDaemon
-import GATT
 import LinuxHardware
 import Logging
 import Rowing
 import SQLiteStore
-import WebUI
 import Synchronization
 import Testing
+import WebUI
 
 enum BluetoothRig {
+    static func env(_ name: String) -> String? {
+        guard let p = getenv(name) else { return nil }
+        let s = String(cString: p)
+        return s.isEmpty ? nil : s
+    }
+
     /// Inside the rig with btvirt's two controllers (`scripts/sim-tier` starts it).
     static var available: Bool {
-        Rig.env("SPRINTGATE_RIG") == "1" && FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci0")
+        env("SPRINTGATE_RIG") == "1" && FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci0")
             && FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci1")
     }
 
@@ -41,8 +47,9 @@ enum BluetoothRig {
     }
 }
 
-extension RigDevices {
-    @Suite("Bluetooth LE on two virtual controllers", .serialized, .enabled(if: BluetoothRig.available))
+/// One suite, one test after another: both use the same two controllers.
+@Suite("Bluetooth LE on two virtual controllers", .serialized, .enabled(if: BluetoothRig.available))
+enum BluetoothRigTests {
     struct BlueZATTRigTests {
         @Test("a PM5 emulated on hci1 and the hub on hci0: discovered, subscribed, every stroke that arrived whole recorded, a workout taken")
         func pm5OverTheKernel() throws {
@@ -205,7 +212,7 @@ extension RigDevices {
                 try? BlueZController.advertise(1, false)
                 try? BlueZController.dropLinks(1)
             }
-            let deadline = Date().addingTimeInterval(Double(Rig.env("BT_DEADLINE") ?? "240") ?? 240)
+            let deadline = Date().addingTimeInterval(Double(BluetoothRig.env("BT_DEADLINE") ?? "240") ?? 240)
             while hub.rowingLive().board.tiles.first?.finished != true && Date() < deadline { usleep(50_000) }
             hub.flush()
             let tile = hub.rowingLive().board.tiles.first
