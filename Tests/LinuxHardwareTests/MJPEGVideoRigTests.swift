@@ -52,7 +52,18 @@ extension RigDevices {
             var times: [MonotonicInstant] = []
             var exact = 0, checked = 0
             var mark: Mark?
+            // Paced at 30 frames a second, as a camera sends them: the checks below need the
+            // frames to span more than the 1 s delay by frame 39, and the mark at frame 55
+            // its 0.5 s post-roll before the last. Unpaced, a fast host wrote all 75 in under
+            // a second and nothing was checked.
+            // What the loopback delivered before the first numbered frame (its warm-up frame)
+            // is let go first.
+            usleep(100_000)
+            while let lease = cam.nextFrame() { cam.release(lease) }
+            let paced = Sys.monotonicNow()
             for i in 0..<count {
+                let slot = MonotonicInstant(nanoseconds: paced.nanoseconds + Int64(i) * 33_333_333)
+                while Sys.monotonicNow() < slot { usleep(1_000) }
                 #expect(try write(jpegs[i]))
                 let captured = try numbered.capture(i, from: &cam) { view in
                     // The JPEG as the camera sent it, beside the luma decoded for the detector.
