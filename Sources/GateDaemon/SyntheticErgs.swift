@@ -27,7 +27,7 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
     private var stopping = false
 
     /// A PM5's name as it advertises it.
-    public static func name(_ erg: Int) -> String { "PM5 4300000\(String(erg).leftPadded(to: 2))" }
+    public static func name(_ erg: Int) -> String { String(format: "PM5 4300000%02d", erg) }
 
     public init(count: Int, speed: Double = 1, clock: @escaping @Sendable () -> Double, deliver: @escaping @Sendable (PM5LogEvent) -> Void) {
         self.count = count
@@ -152,8 +152,4 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
 
 struct SyntheticErgError: Error, CustomStringConvertible {
     var description: String
-}
-
-extension String {
-    fileprivate func leftPadded(to n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
 }
