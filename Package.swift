@@ -221,7 +221,7 @@ let package = Package(
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
                 "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "SQLiteStore", "WebUI", "VideoDelay", "VideoService",
-                "GPSD", "GPSTiming", "SkiRuns", "MQTTLink", "Rowing",
+                "GPSD", "GPSTiming", "SkiRuns", "MQTTLink", "Rowing", "GATT",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

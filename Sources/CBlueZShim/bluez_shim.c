@@ -41,6 +41,53 @@ int sg_bt_advertise(int dev_id, int on) {
     return r;
 }
 
+static int le_data(int dev_id, uint16_t ocf, const uint8_t *data, int len) {
+    if (len < 0 || len > 31) { errno = EINVAL; return -1; }
+    /* LE Set Advertising Data and LE Set Scan Response Data share one layout: a length
+       and 31 bytes. */
+    uint8_t cp[32];
+    memset(cp, 0, sizeof(cp));
+    cp[0] = (uint8_t)len;
+    memcpy(cp + 1, data, (size_t)len);
+    int dd = hci_open_dev(dev_id);
+    if (dd < 0) return -1;
+    uint8_t status = 0;
+    struct hci_request rq;
+    memset(&rq, 0, sizeof(rq));
+    rq.ogf = OGF_LE_CTL;
+    rq.ocf = ocf;
+    rq.cparam = cp;
+    rq.clen = sizeof(cp);
+    rq.rparam = &status;
+    rq.rlen = 1;
+    int r = hci_send_req(dd, &rq, 2000);
+    int e = errno;
+    hci_close_dev(dd);
+    if (r < 0) { errno = e; return -1; }
+    if (status) { errno = EIO; return -1; }
+    return 0;
+}
+
+int sg_bt_set_advertising_data(int dev_id, const uint8_t *data, int len) {
+    return le_data(dev_id, OCF_LE_SET_ADVERTISING_DATA, data, len);
+}
+
+int sg_bt_set_scan_response(int dev_id, const uint8_t *data, int len) {
+    return le_data(dev_id, OCF_LE_SET_SCAN_RESPONSE_DATA, data, len);
+}
+
+int sg_mgmt_open(void) {
+    int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
+    if (fd < 0) return -1;
+    struct sockaddr_hci a;
+    memset(&a, 0, sizeof(a));
+    a.hci_family = AF_BLUETOOTH;
+    a.hci_dev = HCI_DEV_NONE;
+    a.hci_channel = HCI_CHANNEL_CONTROL;
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) { int e = errno; close(fd); errno = e; return -1; }
+    return fd;
+}
+
 static int att_bind(int fd, int dev_id) {
     struct sockaddr_l2 a;
     memset(&a, 0, sizeof(a));

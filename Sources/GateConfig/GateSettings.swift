@@ -95,6 +95,8 @@ public struct SkiTrackSettings: Sendable, Hashable {
     public var ski = SkiTrackSettings()
     /// The `[mqtt]` table: results and status published to a broker, off when absent.
     public var mqtt: MQTTSettings?
+    /// The `[rowing]` table: the rowing hub for PM5s over Bluetooth, off when absent.
+    public var rowing: RowingSettings?
 
     /// The detector settings for frames of `width` (the gate line defaults to the middle).
     public func detectorConfig(width: Int) -> DetectorConfig {
@@ -146,7 +148,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
             throw ConfigError(code: .syntax, file: file, keyPath: "", message: "\(error)")
         }
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video", "gps", "ski", "mqtt"])
+        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video", "gps", "ski", "mqtt", "rowing"])
         source = file
         let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml, or \"auto\"")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
@@ -245,6 +247,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
         video = videoTable.flatMap { $0.enabled ? $0 : nil }
         gps = try doc.table("gps").map { t throws(ConfigError) in try GPSSettings(t) }
         mqtt = try doc.table("mqtt").map { t throws(ConfigError) in try MQTTSettings(t) }
+        rowing = try doc.table("rowing").map { t throws(ConfigError) in try RowingSettings(t) }
         if let t = try doc.table("ski") { ski = try SkiTrackSettings(t) }
         self.engine = engine
         if let problem = engine.validate() { throw doc.error(.invalidValue, "start", problem) }
@@ -317,6 +320,56 @@ public struct MQTTSettings: Sendable, Hashable {
             guard ok else { throw t.error(.invalidValue, "device", "\"\(v)\" is not 1 to 32 letters, digits, - or _") }
             device = v
         }
+    }
+}
+
+/// The `[rowing]` table: the rowing hub, a Bluetooth LE central for Concept2 PM5s.
+///
+/// ```toml
+/// [rowing]
+/// controller = 0        # the Bluetooth adapter, hciN (0: the Pi's own)
+/// ergs = ["C2:11:22:33:44:55", "C2:11:22:33:44:66"]
+///                       # PM5s connected at every start, erg 1 first (optional: the coach
+///                       # also scans and picks PM5s on the page, and those are kept)
+/// sample_rate_ms = 100  # how often the PM5s notify: 100, 250, 500 or 1000 ms
+/// ```
+public struct RowingSettings: Sendable, Hashable {
+    public var controller = 0
+    /// Bluetooth addresses, "C2:11:22:33:44:55", upper case.
+    public var ergs: [String] = []
+    public var sampleRateMs = 100
+    /// Why 8: Concept2's Bluetooth interface definition allows 8 PM5s on one central, and
+    /// adapters run out of connections about there.
+    public static let ergsPerAdapter = 8
+
+    public init() {}
+
+    init(_ t: TableReader) throws(ConfigError) {
+        try t.checkKeys(["controller", "ergs", "sample_rate_ms"])
+        if let v = try t.optionalInt("controller", in: 0...15, why: "hci0 to hci15") { controller = v }
+        if t.table["sample_rate_ms"] != nil { sampleRateMs = try t.int("sample_rate_ms", oneOf: [100, 250, 500, 1000]) }
+        if let value = t.table["ergs"] {
+            let expected = "a list of PM5 Bluetooth addresses, e.g. [\"C2:11:22:33:44:55\"]"
+            guard let list = value.array else { throw t.error(.wrongType, "ergs", "expected \(expected)") }
+            for item in list {
+                guard let text = item.string else { throw t.error(.wrongType, "ergs", "expected \(expected)") }
+                guard let a = Self.address(text) else {
+                    throw t.error(.invalidValue, "ergs", "\"\(text)\" is not a Bluetooth address (six two-digit hex numbers with colons, as `bluetoothctl devices` shows them)")
+                }
+                guard !ergs.contains(a) else { throw t.error(.invalidValue, "ergs", "\(a) is listed twice") }
+                ergs.append(a)
+            }
+            guard ergs.count <= Self.ergsPerAdapter else {
+                throw t.error(.invalidValue, "ergs", "\(ergs.count) PM5s; one adapter connects at most \(Self.ergsPerAdapter)")
+            }
+        }
+    }
+
+    /// "c2:11:22:33:44:55" as "C2:11:22:33:44:55"; nil when it is not an address.
+    public static func address(_ text: String) -> String? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else { return nil }
+        return parts.map { $0.uppercased() }.joined(separator: ":")
     }
 }
 

@@ -4,7 +4,7 @@
 // lost erg is connected again with back-off, and workouts are written to it in turn.
 
 import Foundation
-import LinuxHardware
+public import LinuxHardware
 public import Rowing
 import Synchronization
 public import Logging
@@ -29,7 +29,8 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
         }
     }
 
-    public let ergs: [Erg]
+    /// The ergs connected to (or being connected to), in erg order.
+    public var ergs: [Erg] { lock.withLock { wanted.values.sorted { $0.number < $1.number } } }
     private let controller: Int?
     private let sampleRate: PM5SampleRate
     private let clock: @Sendable () -> Double
@@ -45,6 +46,8 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
     private var answers: [Int: [[UInt8]]] = [:]
     private var connected: Set<Int> = []
     private var threads: [Thread] = []
+    private var wanted: [Int: Erg] = [:]
+    private var started = false
 
     /// Why 1 s doubling to 30 s: an erg back in reach is found again within seconds, and one
     /// switched off costs a connection attempt every half minute.
@@ -54,7 +57,7 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
 
     public init(ergs: [Erg], controller: Int?, sampleRate: PM5SampleRate = .tenthSecond, logger: Logger,
                 clock: @escaping @Sendable () -> Double, deliver: @escaping @Sendable (PM5LogEvent) -> Void) {
-        self.ergs = ergs
+        wanted = Dictionary(ergs.map { ($0.number, $0) }, uniquingKeysWith: { _, b in b })
         self.controller = controller
         self.sampleRate = sampleRate
         self.logger = logger
@@ -63,12 +66,40 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
     }
 
     public func start() {
-        for erg in ergs {
-            let t = Thread { [self] in keep(erg) }
-            t.name = "pm5-\(erg.number)"
-            lock.withLock { threads.append(t) }
-            t.start()
+        let all = lock.withLock {
+            started = true
+            return wanted.values.sorted { $0.number < $1.number }
         }
+        for erg in all { spawn(erg) }
+    }
+
+    private func spawn(_ erg: Erg) {
+        let t = Thread { [self] in keep(erg) }
+        t.name = "pm5-\(erg.number)"
+        lock.withLock { threads.append(t) }
+        t.start()
+    }
+
+    /// Connects to one more erg (the coach picked it on the page). Throws when its number
+    /// or its address is already taken.
+    public func add(_ erg: Erg) throws(BlueZError) {
+        let (go, problem) = lock.withLock { () -> (Bool, String?) in
+            guard wanted[erg.number] == nil else { return (false, "there is already an erg \(erg.number)") }
+            guard !wanted.values.contains(where: { $0.address == erg.address }) else { return (false, "\(erg.address) is already connected") }
+            wanted[erg.number] = erg
+            return (started, nil)
+        }
+        if let problem { throw BlueZError(problem) }
+        if go { spawn(erg) }
+    }
+
+    /// Lets erg `number` go: its link is closed and not made again.
+    public func remove(number: Int) {
+        lock.withLock { _ = wanted.removeValue(forKey: number) }
+    }
+
+    private func wants(_ erg: Erg) -> Bool {
+        !stopping.load(ordering: .relaxed) && lock.withLock { wanted[erg.number]?.address == erg.address }
     }
 
     /// Ends every link and waits for the threads.
@@ -80,7 +111,7 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
     /// Keeps erg `erg` connected until `stop`.
     private func keep(_ erg: Erg) {
         var delay = Self.firstRetry
-        while !stopping.load(ordering: .relaxed) {
+        while wants(erg) {
             let channel: ATTChannel
             do {
                 channel = try connecting.withLock { () throws(BlueZError) -> ATTChannel in
@@ -88,7 +119,7 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
                 }
             } catch {
                 logger.debug("PM5 \(erg.number) (\(erg.address)) not connected: \(error); again in \(Int(delay)) s")
-                sleep(delay)
+                sleep(delay, erg)
                 delay = min(Self.longestRetry, delay * 2)
                 continue
             }
@@ -96,7 +127,7 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
             session(erg, channel)
             channel.close()
             let was = lock.withLock { connected.remove(erg.number) != nil }
-            if was {
+            if was, wants(erg) {
                 deliver(.disconnected(t: clock(), erg: erg.number))
                 logger.warning("PM5 \(erg.number) (\(erg.address)) out of reach; connecting again")
             }
@@ -123,7 +154,14 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
         }
         do throws(BlueZError) {
             try handle(link.start())
+            var checked = clock()
             while !stopping.load(ordering: .relaxed) {
+                // Why every half second: a forgotten erg's link closes soon enough for the
+                // page, and the hot loop takes no lock per PDU.
+                if clock() - checked > 0.5 {
+                    checked = clock()
+                    guard wants(erg) else { return }
+                }
                 if link.ready, let frames = lock.withLock({ outbox.removeValue(forKey: erg.number) }) {
                     for f in frames { try handle(link.writeControl(f)) }
                 }
@@ -136,7 +174,7 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
 
     /// Writes the frames on the erg's thread and waits for its answers (one a frame).
     public func program(erg: Int, frames: [[UInt8]]) throws -> [[UInt8]] {
-        guard ergs.contains(where: { $0.number == erg }) else { throw BlueZError("no PM5 \(erg) on this hub") }
+        guard lock.withLock({ wanted[erg] != nil }) else { throw BlueZError("no PM5 \(erg) on this hub") }
         guard lock.withLock({ connected.contains(erg) }) else { throw BlueZError("PM5 \(erg) is not connected") }
         lock.withLock {
             answers[erg] = []
@@ -152,8 +190,8 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
         throw BlueZError("PM5 \(erg) did not answer the workout within 5 s")
     }
 
-    private func sleep(_ seconds: Double) {
+    private func sleep(_ seconds: Double, _ erg: Erg) {
         let end = Date().addingTimeInterval(seconds)
-        while Date() < end, !stopping.load(ordering: .relaxed) { usleep(50_000) }
+        while Date() < end, wants(erg) { usleep(50_000) }
     }
 }

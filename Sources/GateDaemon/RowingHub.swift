@@ -17,6 +17,16 @@ public protocol ErgControl: Sendable {
     func program(erg: Int, frames: [[UInt8]]) throws -> [[UInt8]]
 }
 
+/// Finds PM5s and connects the ones the coach picks (`BluetoothRowing`).
+public protocol ErgPicker: Sendable {
+    var bluetooth: RowingBluetooth { get }
+    /// Changes whenever `bluetooth` does.
+    var version: UInt64 { get }
+    func scan() throws(ResultsBookError)
+    func pick(address: String) throws(ResultsBookError) -> Int
+    func letGo(erg: Int) throws(ResultsBookError)
+}
+
 /// The hub between the ergs' link (Bluetooth, or the demo's synthetic ergs) and the page.
 /// Events come in on the link's thread (`apply`); the page reads and commands from its
 /// own threads; the database is written on a queue of the hub's own.
@@ -30,6 +40,7 @@ public final class RowingHub: RowingDesk, Sendable {
     public let store: RunStore?
     public var rowingStore: RunStore? { store }
     private let controlSlot: Mutex<(any ErgControl)?>
+    private let pickerSlot = Mutex<(any ErgPicker)?>(nil)
     private let source: String
     private let logger: Logger
     /// Hub seconds (monotonic), the clock the events' times are on.
@@ -78,6 +89,8 @@ public final class RowingHub: RowingDesk, Sendable {
         var sourceProblem: String?
         var boathouse: [String: (device: String, tile: RowingBoard.Tile, at: Double)] = [:]
         var boathouseSessions: [BoathouseSession] = []
+        /// Ergs taken off the hub: what their link still sends is ignored until added again.
+        var removed: Set<Int> = []
     }
 
     /// - Parameters:
@@ -105,6 +118,22 @@ public final class RowingHub: RowingDesk, Sendable {
     public func setControl(_ control: any ErgControl) {
         controlSlot.withLock { $0 = control }
     }
+
+    /// What finds and connects PM5s, where the link does (Bluetooth).
+    public func setPicker(_ picker: any ErgPicker) {
+        pickerSlot.withLock { $0 = picker }
+    }
+
+    private func picker(_ what: String) throws(ResultsBookError) -> any ErgPicker {
+        guard let p = pickerSlot.withLock({ $0 }) else {
+            throw ResultsBookError(.unavailable, field: what, reason: "this hub's ergs are not on Bluetooth (\(source))")
+        }
+        return p
+    }
+
+    public func scanPM5s() throws(ResultsBookError) { try picker("scan").scan() }
+    public func pickPM5(address: String) throws(ResultsBookError) -> Int { try picker("address").pick(address: address) }
+    public func letGo(erg: Int) throws(ResultsBookError) { try picker("erg").letGo(erg: erg) }
 
     /// Calls `handler` with each session once it is stored finished, on the hub's writer
     /// (MQTT publishes it).
@@ -134,6 +163,21 @@ public final class RowingHub: RowingDesk, Sendable {
     public func add(erg: Int, name: String) {
         state.withLock { s in
             s.hub.add(erg: erg, name: name)
+            s.removed.remove(erg)
+            s.version &+= 1
+        }
+    }
+
+    /// Takes erg `erg` off the board (the coach let its PM5 go); the piece it was rowing is
+    /// stored as it stands, unfinished unless its summary came.
+    public func remove(erg: Int) {
+        let now = clock()
+        state.withLock { s in
+            guard s.hub.ergs[erg] != nil else { return }
+            Self.close(erg: erg, at: now, &s)
+            _ = s.hub.remove(erg: erg)
+            s.pieces[erg] = nil
+            s.removed.insert(erg)
             s.version &+= 1
         }
     }
@@ -151,6 +195,7 @@ public final class RowingHub: RowingDesk, Sendable {
     public func apply(_ event: PM5LogEvent) {
         state.withLock { s in
             let e = event.erg
+            guard !s.removed.contains(e) else { return }
             // A stroke after the summary, or a stroke count that starts again: a new piece.
             if case .notification(let t, _, let c, let bytes) = event, c == PM5Characteristic.strokeData.rawValue,
                case .strokeData(let stroke)? = try? PM5Data.decode(characteristic: c, bytes),
@@ -181,7 +226,9 @@ public final class RowingHub: RowingDesk, Sendable {
 
     public func rowingLive() -> RowingLive {
         let now = clock(), wall = wallClock()
-        return state.withLock { s in
+        let picker = pickerSlot.withLock { $0 }
+        let bluetooth = picker.map { ($0.version, $0.bluetooth) }
+        var live = state.withLock { s in
             let pending = s.hub.ergs.reduce(0) { n, e in n + max(0, e.value.recorder.strokes.count - (s.pieces[e.key]?.storedStrokes ?? 0)) }
                 + s.closing.reduce(0) { $0 + $1.recorder.strokes.count - $1.piece.storedStrokes }
             var live = RowingLive(version: s.version, source: source, sourceProblem: s.sourceProblem, board: s.hub.board(now: now),
@@ -196,6 +243,11 @@ public final class RowingHub: RowingDesk, Sendable {
             live.boathouseSessions = s.boathouseSessions
             return live
         }
+        if let (v, b) = bluetooth {
+            live.version &+= v
+            live.bluetooth = b
+        }
+        return live
     }
 
     public func assign(erg: Int, athlete: String) throws(ResultsBookError) {
@@ -224,21 +276,22 @@ public final class RowingHub: RowingDesk, Sendable {
         guard !ergs.isEmpty else {
             throw ResultsBookError(.conflict, field: "workout", reason: "no erg is connected: wake the PM5s and wait for their tiles")
         }
-        let results = ergs.map { (id, name) -> ErgProgramResult in
-            do {
-                let answers = try control.program(erg: id, frames: frames)
-                guard answers.count == frames.count else {
-                    return ErgProgramResult(erg: id, name: name, accepted: false, problem: "the PM answered \(answers.count) of \(frames.count) frames")
-                }
-                for a in answers {
-                    let answer = try PM5ConfigAnswer(frame: a)
-                    if let p = answer.problem { return ErgProgramResult(erg: id, name: name, accepted: false, problem: p) }
-                }
-                return ErgProgramResult(erg: id, name: name, accepted: true, problem: nil)
-            } catch {
-                return ErgProgramResult(erg: id, name: name, accepted: false, problem: "\(error)")
-            }
+        // Every erg at once: over Bluetooth each answers on its own link, so the page waits
+        // for the slowest erg, not for all of them in turn.
+        let answered = Mutex([ErgProgramResult?](repeating: nil, count: ergs.count))
+        // A thread each, not concurrentPerform: the waits are sleeps, and a pool as wide as
+        // the cores would take them two at a time.
+        let done = DispatchGroup()
+        for i in ergs.indices {
+            done.enter()
+            Thread {
+                let r = Self.program(control, erg: ergs[i].0, name: ergs[i].1, frames: frames)
+                answered.withLock { $0[i] = r }
+                done.leave()
+            }.start()
         }
+        done.wait()
+        let results = answered.withLock { $0.compactMap { $0 } }
         let now = clock()
         state.withLock { s in
             s.workout = workout.description
@@ -251,6 +304,22 @@ public final class RowingHub: RowingDesk, Sendable {
         let taken = results.filter(\.accepted).count
         logger.notice("workout \(workout.description) set on \(taken) of \(results.count) ergs")
         return results
+    }
+
+    private static func program(_ control: any ErgControl, erg id: Int, name: String, frames: [[UInt8]]) -> ErgProgramResult {
+        do {
+            let answers = try control.program(erg: id, frames: frames)
+            guard answers.count == frames.count else {
+                return ErgProgramResult(erg: id, name: name, accepted: false, problem: "the PM answered \(answers.count) of \(frames.count) frames")
+            }
+            for a in answers {
+                let answer = try PM5ConfigAnswer(frame: a)
+                if let p = answer.problem { return ErgProgramResult(erg: id, name: name, accepted: false, problem: p) }
+            }
+            return ErgProgramResult(erg: id, name: name, accepted: true, problem: nil)
+        } catch {
+            return ErgProgramResult(erg: id, name: name, accepted: false, problem: "\(error)")
+        }
     }
 
     /// Writes what the ergs sent about once a second until `stop`.

@@ -62,6 +62,17 @@ public enum BlueZController {
         return Int(n)
     }
 
+    /// What the controller's advertising says: the advertisement and the scan response
+    /// (at most 31 bytes each; the Core specification's AD structures).
+    public static func setAdvertising(_ controller: Int, data: [UInt8], scanResponse: [UInt8]) throws(BlueZError) {
+        guard sg_bt_set_advertising_data(Int32(controller), data, Int32(data.count)) == 0 else {
+            throw BlueZError("setting the advertising data of hci\(controller)", errno: errno)
+        }
+        guard sg_bt_set_scan_response(Int32(controller), scanResponse, Int32(scanResponse.count)) == 0 else {
+            throw BlueZError("setting the scan response of hci\(controller)", errno: errno)
+        }
+    }
+
     /// Connectable advertising on or off.
     public static func advertise(_ controller: Int, _ on: Bool) throws(BlueZError) {
         guard sg_bt_advertise(Int32(controller), on ? 1 : 0) == 0 else { throw BlueZError("advertising on hci\(controller)", errno: errno) }
@@ -143,4 +154,27 @@ public final class ATTListener: @unchecked Sendable {
         if fd >= 0 { _ = Glibc.close(fd) }
         fd = -1
     }
+}
+
+/// BlueZ's management channel: the kernel's interface for controlling controllers, which
+/// bluetoothd uses too. Every management socket hears every event (a device found while
+/// bluetoothd discovers reaches this one as well). Commands need CAP_NET_ADMIN.
+public final class BlueZManagement: @unchecked Sendable {
+    // Why an ATTChannel: a management socket is a packet socket as the ATT channel is, one
+    // packet per read and write, and needs nothing else.
+    private let socket: ATTChannel
+
+    public init() throws(BlueZError) {
+        let fd = sg_mgmt_open()
+        guard fd >= 0 else { throw BlueZError("opening the management channel", errno: errno) }
+        socket = ATTChannel(fd: fd)
+    }
+
+    /// Sends one command (header and parameters).
+    public func send(_ packet: [UInt8]) throws(BlueZError) { try socket.send(packet) }
+
+    /// The next event, or nil when none came within `timeout` seconds.
+    public func receive(timeout: Double) throws(BlueZError) -> [UInt8]? { try socket.receive(timeout: timeout) }
+
+    public func close() { socket.close() }
 }

@@ -24,6 +24,11 @@ public struct ErgHub: Sendable {
         if ergs[id] == nil { ergs[id] = Erg(id: id, name: name, athlete: "") } else { ergs[id]?.name = name }
     }
 
+    /// Takes erg `id` off the hub (its link was let go); its record is handed back.
+    public mutating func remove(erg id: Int) -> ErgRecorder? {
+        ergs.removeValue(forKey: id)?.recorder
+    }
+
     /// Puts `athlete` on erg `id` (empty: nobody).
     public mutating func assign(erg id: Int, athlete: String) {
         add(erg: id, name: ergs[id]?.name ?? "erg \(id)")

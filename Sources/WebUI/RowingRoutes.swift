@@ -36,6 +36,9 @@ public struct RowingLive: Sendable, Hashable, Codable {
     /// lately (newest first); empty without a broker.
     public var boathouse: [BoathouseErg] = []
     public var boathouseSessions: [BoathouseSession] = []
+    /// The PM5s over Bluetooth: found by a scan, picked by the coach; nil on a hub whose
+    /// ergs are not on Bluetooth (the demo's).
+    public var bluetooth: RowingBluetooth?
 
     public static let recentSessions = 20
 
@@ -51,6 +54,44 @@ public struct RowingLive: Sendable, Hashable, Codable {
         self.storeError = storeError
         self.pending = pending
         self.wall = wall
+    }
+}
+
+/// The hub's Bluetooth side: the PM5s a scan found and the ones the hub connects to.
+public struct RowingBluetooth: Sendable, Hashable, Codable {
+    /// A PM5 the hub keeps connected, as erg `erg`.
+    public struct Picked: Sendable, Hashable, Codable {
+        public var erg: Int
+        public var address: String
+        public var name: String
+        /// Listed in the settings file's `[rowing] ergs`: it is let go there, not on the page.
+        public var fromSettings: Bool
+        public init(erg: Int, address: String, name: String, fromSettings: Bool) {
+            self.erg = erg
+            self.address = address
+            self.name = name
+            self.fromSettings = fromSettings
+        }
+    }
+    /// "hci0".
+    public var controller: String
+    public var scanning: Bool
+    public var scanProblem: String?
+    /// PM5s heard by the last scan, strongest first.
+    public var found: [FoundPM5]
+    /// Other devices the scan heard.
+    public var others: Int
+    public var picked: [Picked]
+    /// How many PM5s the adapter takes.
+    public var limit: Int
+    public init(controller: String, scanning: Bool, scanProblem: String?, found: [FoundPM5], others: Int, picked: [Picked], limit: Int) {
+        self.controller = controller
+        self.scanning = scanning
+        self.scanProblem = scanProblem
+        self.found = found
+        self.others = others
+        self.picked = picked
+        self.limit = limit
     }
 }
 
@@ -98,6 +139,13 @@ public protocol RowingDesk: Sendable {
     func program(_ workout: PM5Workout) throws(ResultsBookError) -> [ErgProgramResult]
     /// The sessions' database; nil when it could not be opened.
     var rowingStore: RunStore? { get }
+    /// Scans for PM5s for a while; `rowingLive().bluetooth` shows what it finds.
+    func scanPM5s() throws(ResultsBookError)
+    /// Connects the PM5 at `address` as the next free erg, and keeps it connected across
+    /// restarts; its erg number.
+    func pickPM5(address: String) throws(ResultsBookError) -> Int
+    /// Lets erg `erg`'s PM5 go: its link is closed and its tile leaves the board.
+    func letGo(erg: Int) throws(ResultsBookError)
 }
 
 /// Where the daemon plugs its rowing hub in; empty on a gate without one.
@@ -269,7 +317,35 @@ extension WebServer {
         router.post("/api/rowing/workout") { request, context in
             try s.requirePIN(request, context)
             let w = try WebServer.workout(try await s.body(request, context))
-            return try s.json(try call { d throws(ResultsBookError) in try d.program(w) })
+            // On a thread of its own: the ergs' answers take up to seconds over Bluetooth,
+            // and the server's event loop must not wait for them.
+            let desk = try s.rowingDesk()
+            let results = try await withCheckedThrowingContinuation { (c: CheckedContinuation<[ErgProgramResult], any Error>) in
+                Thread {
+                    do throws(ResultsBookError) { c.resume(returning: try desk.program(w)) } catch { c.resume(throwing: error.api) }
+                }.start()
+            }
+            return try s.json(results)
+        }
+        router.post("/api/rowing/scan") { request, context in
+            try s.requirePIN(request, context)
+            try call { d throws(ResultsBookError) in try d.scanPM5s() }
+            return Response(status: .accepted)
+        }
+        router.post("/api/rowing/pm5s") { request, context in
+            try s.requirePIN(request, context)
+            let body = try await s.body(request, context)
+            guard let address = body["address"] as? String else { throw APIError.invalid("address", "a PM5's Bluetooth address from the scan, e.g. \"C2:11:22:33:44:55\"") }
+            let erg = try call { d throws(ResultsBookError) in try d.pickPM5(address: address) }
+            return try s.json(["erg": erg])
+        }
+        router.delete("/api/rowing/pm5s/:erg") { request, context in
+            try s.requirePIN(request, context)
+            guard let raw = context.parameters.get("erg"), let erg = Int(raw), erg >= 0 else {
+                throw APIError.invalid("erg", "an erg's number from the board")
+            }
+            try call { d throws(ResultsBookError) in try d.letGo(erg: erg) }
+            return Response(status: .noContent)
         }
     }
 

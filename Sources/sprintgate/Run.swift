@@ -263,6 +263,18 @@ struct RunCommand: ParsableCommand {
             web?.bridge.gps.connect(gps)
             log.notice("GPS timer on: gpsd at \(g.host):\(g.port), \(g.rateHz) fixes/s asked, \(g.accuracyMetres) m accuracy gate")
         }
+        // `[rowing]`: the rowing hub, its PM5s over Bluetooth on threads of their own and
+        // their sessions in the same database; with `[mqtt]` the boathouse's other hubs too.
+        let rowing = settings.rowing.map { r in
+            BluetoothRowing(settings: r, store: storage.thread.store, stateDirectory: settings.stateDirectory,
+                            logger: Logger(label: "sprintgate.rowing"), clock: { Sys.monotonicNow().seconds })
+        }
+        if let rowing {
+            rowing.start()
+            web?.bridge.rowing.connect(rowing.hub)
+        }
+        let rowingMQTT = rowing.flatMap { r in mqtt.map { RowingMQTT(results: $0, hub: r.hub, logger: Logger(label: "sprintgate.mqtt")) } }
+        rowingMQTT?.start()
         let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in
@@ -437,6 +449,8 @@ struct RunCommand: ParsableCommand {
         if let summary = services.stop() { log.notice("\(summary)") }
         videoSwitch?.stop()
         gps?.stop()
+        rowing?.stop()
+        rowingMQTT?.stop()
         mqtt?.stop()
         skiTracker?.flush()
         writeStopped(phase: "\(loop.engine.persistentState)")

@@ -67,7 +67,22 @@ struct GateSettingsTests {
         #expect(try settings("[mqtt]").mqtt == MQTTSettings())
     }
 
+    @Test("[rowing]: off when absent; the adapter, the PM5s (addresses in capitals) and the sample rate when given")
+    func rowingTable() throws {
+        #expect(try settings("").rowing == nil)
+        let r = try #require(try settings("[rowing]\ncontroller = 1\nergs = [\"c2:11:22:33:44:55\", \"C2:11:22:33:44:66\"]\nsample_rate_ms = 500").rowing)
+        #expect(r.controller == 1 && r.ergs == ["C2:11:22:33:44:55", "C2:11:22:33:44:66"] && r.sampleRateMs == 500)
+        #expect(try settings("[rowing]").rowing == RowingSettings())
+    }
+
     @Test("mistakes name file, key and what is allowed", arguments: [
+        ("[rowing]\nergs = [\"C2:11:22:33:44\"]", "rowing.ergs", "not a Bluetooth address"),
+        ("[rowing]\nergs = \"C2:11:22:33:44:55\"", "rowing.ergs", "a list of PM5 Bluetooth addresses"),
+        ("[rowing]\nergs = [\"C2:11:22:33:44:55\", \"c2:11:22:33:44:55\"]", "rowing.ergs", "listed twice"),
+        ("[rowing]\nergs = [\"00:00:00:00:00:01\", \"00:00:00:00:00:02\", \"00:00:00:00:00:03\", \"00:00:00:00:00:04\", \"00:00:00:00:00:05\", \"00:00:00:00:00:06\", \"00:00:00:00:00:07\", \"00:00:00:00:00:08\", \"00:00:00:00:00:09\"]", "rowing.ergs", "at most 8"),
+        ("[rowing]\nsample_rate_ms = 50", "rowing.sample_rate_ms", "100, 250, 500"),
+        ("[rowing]\ncontroller = 20", "rowing.controller", "out of range"),
+        ("[rowing]\nadapter = \"hci0\"", "rowing.adapter", "unknown key"),
         ("state_dir = \"var/lib/sprintgate\"", "state_dir", "\"var/lib/sprintgate\" is not an absolute path"),
         ("[gate]\nstart_typ = \"flying\"", "gate.start_typ", "unknown key"),
         ("[gate]\nstart_type = \"rolling\"", "gate.start_type", "flying, button-release"),

@@ -33,6 +33,20 @@ final class StandInRowingDesk: RowingDesk {
         set.withLock { $0.append(workout) }
         return [ErgProgramResult(erg: 1, name: "PM5 1", accepted: true, problem: nil)]
     }
+    let scans = Mutex(0)
+    let picked = Mutex<[Int: String]>([:])
+    func scanPM5s() throws(ResultsBookError) { scans.withLock { $0 += 1 } }
+    func pickPM5(address: String) throws(ResultsBookError) -> Int {
+        guard address.split(separator: ":").count == 6 else { throw ResultsBookError(.invalid, field: "address", reason: "not an address") }
+        return picked.withLock { p in
+            let erg = p.count + 2
+            p[erg] = address
+            return erg
+        }
+    }
+    func letGo(erg: Int) throws(ResultsBookError) {
+        guard picked.withLock({ $0.removeValue(forKey: erg) }) != nil else { throw ResultsBookError(.notFound, field: "erg", reason: "no erg \(erg)") }
+    }
 }
 
 @Suite("Rowing routes")
@@ -70,6 +84,25 @@ struct RowingRouteTests {
             try await client.execute(uri: "/api/rowing/ws", method: .get) { r in
                 #expect(r.status != .ok)
             }
+            // Finding and picking PM5s: with the PIN only.
+            try await client.execute(uri: "/api/rowing/scan", method: .post) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/api/rowing/scan", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+            #expect(desk.scans.withLock { $0 } == 1)
+            try await client.execute(uri: "/api/rowing/pm5s", method: .post, headers: pinHeader, body: ByteBuffer(string: #"{"address":"C2:11:22:33:44:55"}"#)) { r in
+                #expect(r.status == .ok && r.json["erg"] as? Int == 2)
+            }
+            try await client.execute(uri: "/api/rowing/pm5s", method: .post, headers: pinHeader, body: ByteBuffer(string: #"{"address":7}"#)) { r in
+                #expect(r.status == .badRequest && r.errorField == "address")
+            }
+            try await client.execute(uri: "/api/rowing/pm5s", method: .post, headers: pinHeader, body: ByteBuffer(string: #"{"address":"C2:11"}"#)) { r in
+                #expect(r.status == .badRequest && r.errorField == "address")
+            }
+            try await client.execute(uri: "/api/rowing/pm5s/2", method: .delete) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/api/rowing/pm5s/2", method: .delete, headers: pinHeader) { r in #expect(r.status == .noContent) }
+            try await client.execute(uri: "/api/rowing/pm5s/2", method: .delete, headers: pinHeader) { r in
+                #expect(r.status == .notFound && r.errorField == "erg")
+            }
+            #expect(desk.picked.withLock { $0.isEmpty })
         }
     }
 

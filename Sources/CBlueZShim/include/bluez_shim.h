@@ -14,6 +14,13 @@ int sg_bt_address(int dev_id, uint8_t out[6]);
 int sg_bt_up(int dev_id);
 /// Connectable LE advertising on or off (the controller's default parameters: ADV_IND).
 int sg_bt_advertise(int dev_id, int on);
+/// The advertising data and the scan response data (at most 31 bytes each) of a
+/// peripheral's advertising; -1 with errno on failure (EIO: the controller refused).
+int sg_bt_set_advertising_data(int dev_id, const uint8_t *data, int len);
+int sg_bt_set_scan_response(int dev_id, const uint8_t *data, int len);
+/// A socket on BlueZ's management channel (the kernel's HCI control channel, which
+/// bluetoothd and btmgmt use), for every controller; -1 with errno on failure.
+int sg_mgmt_open(void);
 /// Starts an ATT connection from controller `dev_id` (-1: any) to `peer` (most significant
 /// byte first; `random`: a random address). Non-blocking: the link is made when the socket
 /// becomes writable, and `sg_socket_error` says how it went. The fd, or -1 with errno.
