@@ -119,6 +119,16 @@ int sg_att_listen(int dev_id) {
     return fd;
 }
 
+int sg_socket_unsent(int fd) {
+    /* Why the difference: a Bluetooth socket answers TIOCOUTQ with the free space of its
+       send buffer (bt_sock_ioctl), not with what is queued as TCP does. */
+    int space = 0, size = 0;
+    socklen_t len = sizeof(size);
+    if (ioctl(fd, TIOCOUTQ, &space) < 0) return -1;
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &len) < 0) return -1;
+    return size > space ? size - space : 0;
+}
+
 int sg_socket_error(int fd) {
     int err = 0;
     socklen_t len = sizeof(err);

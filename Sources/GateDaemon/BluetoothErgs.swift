@@ -54,6 +54,9 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
     static let firstRetry = 1.0, longestRetry = 30.0
     /// How long a connection attempt waits for the PM5's advertising.
     static let connectTimeout = 10.0
+    /// How long a new link may take to be read and subscribed: a PM5 does it in about a
+    /// second over a 7.5 ms connection interval.
+    static let readyTimeout = 15.0
 
     public init(ergs: [Erg], controller: Int?, sampleRate: PM5SampleRate = .tenthSecond, logger: Logger,
                 clock: @escaping @Sendable () -> Double, deliver: @escaping @Sendable (PM5LogEvent) -> Void) {
@@ -124,6 +127,7 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
                 continue
             }
             delay = Self.firstRetry
+            logger.debug("PM5 \(erg.number) (\(erg.address)): link made; reading its services")
             session(erg, channel)
             channel.close()
             let was = lock.withLock { connected.remove(erg.number) != nil }
@@ -155,7 +159,14 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
         do throws(BlueZError) {
             try handle(link.start())
             var checked = clock()
+            let began = checked
             while !stopping.load(ordering: .relaxed) {
+                // Why: a link whose peer never answers the GATT discovery (a device that is
+                // not a PM5, or a PM5 busy in its menus) would hold the erg forever.
+                if !link.ready, clock() - began > Self.readyTimeout {
+                    logger.warning("PM5 \(erg.number) (\(erg.address)) did not answer the GATT discovery within \(Int(Self.readyTimeout)) s; connecting again")
+                    return
+                }
                 // Why every half second: a forgotten erg's link closes soon enough for the
                 // page, and the hot loop takes no lock per PDU.
                 if clock() - checked > 0.5 {

@@ -65,6 +65,13 @@ public final class PM5Scanner: @unchecked Sendable {
 
     private let deadline = Mutex(0.0)
 
+    /// Ends a scan under way (its discovery stopped) and waits for its thread; the scanner
+    /// can scan again.
+    public func end() {
+        deadline.withLock { $0 = 0 }
+        while threadLock.withLock({ thread.map { !$0.isFinished } ?? false }) { usleep(10_000) }
+    }
+
     /// Ends a scan under way and waits for its thread.
     public func stop() {
         stopping.store(true, ordering: .relaxed)

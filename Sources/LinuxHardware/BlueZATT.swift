@@ -123,6 +123,10 @@ public final class ATTChannel: @unchecked Sendable {
         return Array(buf[0..<n])
     }
 
+    /// Bytes sent and still queued in the kernel (the controller has not taken them yet);
+    /// 0 once everything went out.
+    public var unsentBytes: Int { fd < 0 ? 0 : max(0, Int(sg_socket_unsent(fd))) }
+
     public func close() {
         if fd >= 0 { _ = Glibc.close(fd) }
         fd = -1

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // The hub's Bluetooth side through the real kernel stack, in the qemu rig
-// (`scripts/sim-tier` runs this suite beside LinuxHardwareTests; elsewhere it is skipped): two virtual LE controllers from
-// BlueZ's btvirt (hci_vhci) in the rig, an emulated PM5 (PM5Emulator's GATT server) on
-// hci1 advertising and accepting on an L2CAP ATT socket, the hub on hci0 connecting to it
-// and running PM5Link: discovery, device information, subscriptions, a piece's
-// notifications recorded (malformed ones dropped and counted), a workout written to the
-// control characteristic and answered. Then the hub as the daemon runs it (BluetoothErgs
-// into RowingHub and SQLite) across the emulated PM5 going out of reach mid-piece.
+// (`scripts/sim-tier` runs this suite after LinuxHardwareTests; elsewhere it is skipped):
+// virtual LE controllers from BlueZ's btvirt (hci_vhci), with bluetoothd running. An
+// emulated PM5 (PM5Emulator's GATT server) on hci1 advertises and accepts on an L2CAP ATT
+// socket; the hub on hci0 connects and runs PM5Link: discovery, device information,
+// subscriptions, a piece's notifications recorded (malformed ones dropped and counted), a
+// workout written to the control characteristic and answered. Then the hub as the daemon
+// runs it (BluetoothErgs into RowingHub and SQLite) across the PM5 going out of reach
+// mid-piece. Then the daemon's `[rowing]` (BluetoothRowing): a scan finds four emulated
+// PM5s, the coach picks them, and all four row into the hub at once.
 
 import Foundation
+import GATT
+import GateConfig
 import GateDaemon
 import LinuxHardware
 import Logging
@@ -25,30 +29,144 @@ enum BluetoothRig {
         return s.isEmpty ? nil : s
     }
 
-    /// Inside the rig with btvirt's two controllers (`scripts/sim-tier` starts it).
+    /// Inside the rig with btvirt's controllers (`scripts/sim-tier` starts it).
     static var available: Bool {
         env("SPRINTGATE_RIG") == "1" && FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci0")
             && FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci1")
     }
 
-    /// Both controllers up with no link between them: a link left by an earlier test
+    /// btvirt's controllers: hci0 for the hub, the others for emulated PM5s.
+    static var controllers: Int {
+        var n = 0
+        while FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci\(n)") { n += 1 }
+        return n
+    }
+
+    /// Every controller up with no link between them: a link left by an earlier test
     /// would carry the next connection's ATT channel without the peripheral accepting it.
     static func fresh() throws {
-        try BlueZController.powerOn(0)
-        try BlueZController.powerOn(1)
-        try? BlueZController.advertise(1, false)
-        var dropped = try BlueZController.dropLinks(0) + BlueZController.dropLinks(1)
+        let all = 0..<controllers
+        for c in all {
+            try BlueZController.powerOn(c)
+            if c > 0 { try? BlueZController.advertise(c, false) }
+        }
+        func drop() throws -> Int { try all.reduce(0) { n, c in try n + BlueZController.dropLinks(c) } }
+        var dropped = try drop()
         var waited = 0
         while dropped > 0 && waited < 50 {
             usleep(100_000)
             waited += 1
-            dropped = try BlueZController.dropLinks(0) + BlueZController.dropLinks(1)
+            dropped = try drop()
         }
     }
 }
 
-/// One suite, one test after another: both use the same two controllers.
-@Suite("Bluetooth LE on two virtual controllers", .serialized, .enabled(if: BluetoothRig.available))
+/// A PM5 emulated on controller hciN: it advertises as a PM5 does (its service, and its
+/// name in the scan response), accepts the hub and plays a piece's events once the hub has
+/// subscribed. A disconnect in the piece drops the link (HCI Disconnect) and advertises
+/// again, as a PM5 going out of reach and coming back.
+final class EmulatedPM5: @unchecked Sendable {
+    let controller: Int
+    let serial: String
+    let address: BluetoothAddress
+    let truth: PM5Piece.Result
+    let problem = Mutex<String?>(nil)
+    let sentUpTo = Atomic(0)
+    let workouts = Mutex<[PM5Workout]>([])
+    /// The piece starts once this is true (the hub subscribed first).
+    let go: Atomic<Bool>
+    private let listener: ATTListener
+    private let stopping = Atomic(false)
+    private var thread: Thread?
+
+    init(controller: Int, serial: String, piece: PM5Piece, waitForGo: Bool = false) throws {
+        go = Atomic(!waitForGo)
+        self.controller = controller
+        self.serial = serial
+        truth = piece.events()
+        address = try BlueZController.address(controller)
+        listener = try ATTListener(controller: controller)
+        try BlueZController.setAdvertising(controller, data: AdvertisingData.advertisement(services: [PM5Finder.service]),
+                                           scanResponse: AdvertisingData.scanResponse(name: "PM5 " + serial))
+        try BlueZController.advertise(controller, true)
+        let t = Thread { [self] in run() }
+        t.name = "pm5-emulator-\(controller)"
+        thread = t
+        t.start()
+    }
+
+    private func run() {
+        let events = truth.events
+        var i = 1  // past the piece's first "connected"
+        // Every central that connects is served (the hub, and the rig's filler links, which
+        // only hold a connection); the piece goes to the one that subscribed.
+        var links: [(ch: ATTChannel, emu: PM5Emulator)] = []
+        do throws(BlueZError) {
+            while !stopping.load(ordering: .relaxed) {
+                if let ch = try listener.accept(timeout: links.isEmpty ? 0.5 : 0) {
+                    links.append((ch, PM5Emulator(name: "PM5 " + serial, serial: serial)))
+                }
+                var k = 0
+                while k < links.count {
+                    do throws(BlueZError) {
+                        if let pdu = try links[k].ch.receive(timeout: links.count > 1 ? 0 : 0.002) {
+                            for r in links[k].emu.handle(pdu) { try links[k].ch.send(r) }
+                            let w = links[k].emu.workouts
+                            if !w.isEmpty { workouts.withLock { $0 = w } }
+                        }
+                        k += 1
+                    } catch {
+                        links[k].ch.close()
+                        links.remove(at: k)
+                    }
+                }
+                sentUpTo.store(i, ordering: .relaxed)
+                guard go.load(ordering: .relaxed), let h = links.firstIndex(where: { $0.emu.subscribed.count == 11 }) else {
+                    if links.count > 1 { usleep(1000) }
+                    continue
+                }
+                for _ in 0..<4 where i < events.count {
+                    switch events[i] {
+                    case .notification(_, _, let c, let b):
+                        if let n = links[h].emu.notify(c, b) { try links[h].ch.send(n) }
+                        i += 1
+                    case .connected:
+                        i += 1
+                    case .disconnected:
+                        // Out of reach: the link drops (every link of this controller);
+                        // the PM5 advertises again.
+                        i += 1
+                        // Why wait: the HCI Disconnect is a command, and commands overtake
+                        // the link's data still queued for the controller; what the piece
+                        // says arrived must have left before the PM5 goes out of reach.
+                        let until = Date().addingTimeInterval(5)
+                        while links[h].ch.unsentBytes > 0, Date() < until { usleep(2_000) }
+                        usleep(100_000)
+                        try BlueZController.dropLinks(controller)
+                        for l in links { l.ch.close() }
+                        links = []
+                        try BlueZController.advertise(controller, true)
+                    }
+                    if links.isEmpty { break }
+                }
+            }
+        } catch {
+            if !stopping.load(ordering: .relaxed) { problem.withLock { $0 = "\(error)" } }
+        }
+        for l in links { l.ch.close() }
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        while thread.map({ !$0.isFinished }) ?? false { usleep(10_000) }
+        listener.close()
+        try? BlueZController.advertise(controller, false)
+        try? BlueZController.dropLinks(controller)
+    }
+}
+
+/// One suite, one test after another: they share the controllers.
+@Suite("Bluetooth LE on btvirt's virtual controllers", .serialized, .enabled(if: BluetoothRig.available))
 enum BluetoothRigTests {
     struct BlueZATTRigTests {
         @Test("a PM5 emulated on hci1 and the hub on hci0: discovered, subscribed, every stroke that arrived whole recorded, a workout taken")
@@ -141,58 +259,14 @@ enum BluetoothRigTests {
         @Test("the hub over Bluetooth: the PM5 goes out of reach mid-piece and comes back; every stroke that arrived stored once, the gap marked with its strokes; a workout set through the hub")
         func hubAcrossAnOutage() throws {
             try BluetoothRig.fresh()
-            let pm5 = try BlueZController.address(1)
-            let listener = try ATTListener(controller: 1)
-            try BlueZController.advertise(1, true)
             var piece = PM5Piece()
             piece.distance = 1000
             piece.malformedEvery = 23
             piece.outOfReach = 100...120
-            let truth = piece.events()
+            let pm5 = try EmulatedPM5(controller: 1, serial: "430123456", piece: piece)
+            defer { pm5.stop() }
+            let truth = pm5.truth
             let events = truth.events
-            let problem = Mutex<String?>(nil)
-            let sentUpTo = Atomic(0)
-            let emulator = Thread {
-                var i = 1  // past the piece's first "connected"
-                var workouts: [PM5Workout] = []
-                do throws(BlueZError) {
-                    while true {
-                        guard let ch = try listener.accept(timeout: 60) else {
-                            problem.withLock { $0 = "no central connected within 60 s" }
-                            return
-                        }
-                        var emu = PM5Emulator()
-                        serving: while true {
-                            if let pdu = try ch.receive(timeout: 0.002) {
-                                for r in emu.handle(pdu) { try ch.send(r) }
-                                workouts = emu.workouts
-                            }
-                            sentUpTo.store(i, ordering: .relaxed)
-                            guard emu.subscribed.count == 11 else { continue }
-                            for _ in 0..<4 where i < events.count {
-                                switch events[i] {
-                                case .notification(_, _, let c, let b):
-                                    if let n = emu.notify(c, b) { try ch.send(n) }
-                                    i += 1
-                                case .connected:
-                                    i += 1
-                                case .disconnected:
-                                    // Out of reach: the link drops; the PM5 advertises again.
-                                    i += 1
-                                    try BlueZController.dropLinks(1)
-                                    ch.close()
-                                    try BlueZController.advertise(1, true)
-                                    break serving
-                                }
-                            }
-                        }
-                    }
-                } catch {
-                    // The hub stopping ends the emulator.
-                }
-                _ = workouts
-            }
-            emulator.start()
 
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-bt-hub-\(getpid())").path
             defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -200,25 +274,20 @@ enum BluetoothRigTests {
             let t0 = Date()
             let clock: @Sendable () -> Double = { Date().timeIntervalSince(t0) }
             let hub = RowingHub(store: store, control: nil, source: "Bluetooth hci0", logger: Logger(label: "test"), clock: clock)
-            let erg = try #require(BluetoothErgs.Erg(number: 1, address: pm5.description))
+            let erg = try #require(BluetoothErgs.Erg(number: 1, address: pm5.address.description))
             let ergs = BluetoothErgs(ergs: [erg], controller: 0, sampleRate: .halfSecond, logger: Logger(label: "test"), clock: clock) { hub.apply($0) }
             hub.setControl(ergs)
             hub.add(erg: 1, name: "PM5 430123456")
             try hub.assign(erg: 1, athlete: "Ada")
             ergs.start()
-            defer {
-                ergs.stop()
-                listener.close()
-                try? BlueZController.advertise(1, false)
-                try? BlueZController.dropLinks(1)
-            }
+            defer { ergs.stop() }
             let deadline = Date().addingTimeInterval(Double(BluetoothRig.env("BT_DEADLINE") ?? "240") ?? 240)
             while hub.rowingLive().board.tiles.first?.finished != true && Date() < deadline { usleep(50_000) }
             hub.flush()
             let tile = hub.rowingLive().board.tiles.first
-            print("after the piece: emulator at event \(sentUpTo.load(ordering: .relaxed)) of \(events.count); tile strokes \(tile?.strokes ?? -1), distance \(tile?.distance ?? -1), connected \(tile?.connected ?? false), gaps \(tile?.gaps ?? -1)")
+            print("after the piece: emulator at event \(pm5.sentUpTo.load(ordering: .relaxed)) of \(events.count); tile strokes \(tile?.strokes ?? -1), distance \(tile?.distance ?? -1), connected \(tile?.connected ?? false), gaps \(tile?.gaps ?? -1)")
             let sessions = try store.ergSessions()
-            let s = try #require(sessions.first, "no session stored; emulator: \(problem.withLock { $0 } ?? "ok")")
+            let s = try #require(sessions.first, "no session stored; emulator: \(pm5.problem.withLock { $0 } ?? "ok")")
             let strokes = try store.ergStrokes(sessionID: s.id).map { UInt16($0.stroke) }
             #expect(strokes == truth.strokesArrived)
             let gaps = try store.ergGaps(sessionID: s.id)
@@ -229,6 +298,119 @@ enum BluetoothRigTests {
             #expect(results.count == 1 && results[0].accepted, "\(results)")
             print("hub over Bluetooth across an outage: \(truth.strokesSent.count) strokes rowed, \(strokes.count) stored "
                   + "(\(truth.strokesArrived.count) arrived whole, \(truth.malformed) malformed, \(rowedInGap) in the gap), in \(String(format: "%.1f", clock())) s")
+        }
+    }
+
+    struct BoathouseRowRigTests {
+        @Test("the daemon's hub: a scan finds every emulated PM5 by name with bluetoothd running, the coach picks them all, all stream into one hub at once; one goes out of reach and comes back; every stroke that arrived stored once")
+        func scanPickAndRow() throws {
+            try BluetoothRig.fresh()
+            // Half the controllers but the hub's are PM5s, the rest fillers (below).
+            let count = BluetoothRig.controllers / 2
+            try #require(count >= 2, "btvirt made \(BluetoothRig.controllers) controllers; the test needs four or more")
+            // sim-tier says when it started bluetoothd; it must still be running.
+            if BluetoothRig.env("SPRINTGATE_BLUETOOTHD") == "1" {
+                let running = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).contains { pid in
+                    (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("bluetoothd") == true
+                }
+                #expect(running, "bluetoothd is not running beside the hub")
+                print("bluetoothd running beside the hub: \(running)")
+            }
+            let t0 = Date()
+            let clock: @Sendable () -> Double = { Date().timeIntervalSince(t0) }
+            var pm5s: [EmulatedPM5] = []
+            defer { for p in pm5s { p.stop() } }
+            for c in 1...count {
+                var piece = PM5Piece()
+                piece.distance = 300
+                piece.sampleRate = .halfSecond
+                piece.malformedEvery = c == 2 ? 13 : 0
+                // The first erg goes out of reach for a stretch of its piece.
+                if c == 1 { piece.outOfReach = 30...45 }
+                pm5s.append(try EmulatedPM5(controller: c, serial: "43000000\(c)", piece: piece, waitForGo: true))
+            }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-bt-row-\(getpid())").path
+            try? FileManager.default.removeItem(atPath: directory)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let store = try RunStore(directory: directory, logger: Logger(label: "test"))
+            var settings = RowingSettings()
+            settings.controller = 0
+            settings.sampleRateMs = 500
+            var log = Logger(label: "test")
+            log.logLevel = .debug
+            let rowing = BluetoothRowing(settings: settings, store: store, stateDirectory: directory, logger: log, clock: clock)
+            rowing.start()
+            defer { rowing.stop() }
+
+            // Why filler links: btvirt (BlueZ 5.66's emulator) passes a link's data on
+            // under the sending controller's connection handle, so a link routes only while
+            // both ends gave it the same handle. The hub's k-th link has its k-th handle; PM5
+            // k is given k-1 links first (from the filler controllers, which only hold them),
+            // so that its handle for the hub is its k-th too. A real controller has no such
+            // limit; the hub connects the PM5s in the order picked, one after another.
+            let fillers = Array((count + 1)..<BluetoothRig.controllers)
+            var held: [ATTChannel] = []
+            defer { for h in held { h.close() } }
+            for (j, f) in fillers.enumerated() {
+                for k in (j + 2)...count {
+                    held.append(try ATTChannel.connect(from: f, to: pm5s[k - 1].address, timeout: 20))
+                    try? BlueZController.advertise(k, true)
+                }
+            }
+
+            // The coach's scan: every PM5 found with its name and address.
+            try rowing.hub.scanPM5s()
+            var deadline = Date().addingTimeInterval(40)
+            func named() -> [FoundPM5] { rowing.bluetooth.found.filter { $0.name != nil } }
+            while named().count < count, Date() < deadline { usleep(100_000) }
+            let found = named()
+            print("scan: \(found.count) of \(count) PM5s found in \(String(format: "%.1f", clock())) s: \(found.map { "\($0.name ?? "?") \($0.address) \($0.rssi.map(String.init) ?? "-") dBm" })")
+            #expect(Set(found.compactMap(\.name)) == Set(pm5s.map { "PM5 " + $0.serial }))
+            #expect(Set(found.map(\.address)) == Set(pm5s.map(\.address.description)))
+            #expect(rowing.bluetooth.scanProblem == nil, "\(rowing.bluetooth.scanProblem ?? "")")
+
+            // Picked on the page, in the scan's order; each becomes an erg.
+            var ergOf: [String: Int] = [:]
+            for p in pm5s {
+                let erg = try rowing.hub.pickPM5(address: p.address.description)
+                ergOf[p.address.description] = erg
+                try rowing.hub.assign(erg: erg, athlete: "Rower \(p.controller)")
+                let until = Date().addingTimeInterval(30)
+                while rowing.hub.rowingLive().board.tiles.first(where: { $0.erg == erg })?.connected != true, Date() < until { usleep(50_000) }
+            }
+            // All connected: every PM5 rows its piece at once.
+            #expect(rowing.hub.rowingLive().board.tiles.filter(\.connected).count == count)
+            for p in pm5s { p.go.store(true, ordering: .relaxed) }
+
+            deadline = Date().addingTimeInterval(Double(BluetoothRig.env("BT_DEADLINE") ?? "300") ?? 300)
+            func finished() -> Int { rowing.hub.rowingLive().board.tiles.filter(\.finished).count }
+            while finished() < count, Date() < deadline { usleep(100_000) }
+            rowing.hub.flush()
+            let live = rowing.hub.rowingLive()
+            print("after the pieces: \(live.board.tiles.map { "erg \($0.erg) \($0.strokes) strokes \(Int($0.distance ?? 0)) m gaps \($0.gaps) \($0.finished ? "finished" : "unfinished")" }) in \(String(format: "%.1f", clock())) s")
+            let sessions = try store.ergSessions()
+            var rowed = 0, stored = 0, arrived = 0, inGaps = 0
+            for p in pm5s {
+                let s = try #require(sessions.first { $0.athlete == "Rower \(p.controller)" }, "no session for PM5 \(p.controller); emulator: \(p.problem.withLock { $0 } ?? "ok"), at event \(p.sentUpTo.load(ordering: .relaxed)) of \(p.truth.events.count)")
+                let strokes = try store.ergStrokes(sessionID: s.id).map { UInt16($0.stroke) }
+                #expect(strokes == p.truth.strokesArrived, "PM5 \(p.controller)")
+                #expect(s.summary?.distance == 300)
+                let gaps = try store.ergGaps(sessionID: s.id)
+                let missed = p.truth.strokesSent.filter { !p.truth.strokesArrived.contains($0) }.count - p.truth.malformed
+                #expect(gaps.reduce(0) { $0 + ($1.missedStrokes ?? 0) } == missed, "PM5 \(p.controller): gaps \(gaps)")
+                if p.controller == 1 { #expect(gaps.count == 1 && missed > 0) }
+                rowed += p.truth.strokesSent.count
+                stored += strokes.count
+                arrived += p.truth.strokesArrived.count
+                inGaps += missed
+                #expect(p.problem.withLock { $0 } == nil)
+            }
+            #expect(sessions.count == count)
+            // One workout on every erg at once.
+            let results = try rowing.hub.program(.distance(metres: 2000, split: 500))
+            #expect(results.count == count && results.allSatisfy(\.accepted), "\(results)")
+            print("\(count) PM5s over Bluetooth into one hub: \(rowed) strokes rowed, \(arrived) arrived whole, \(stored) stored, \(inGaps) in the gap; workout taken by \(results.filter(\.accepted).count) in \(String(format: "%.1f", clock())) s")
         }
     }
 }

@@ -31,6 +31,8 @@ int sg_att_listen(int dev_id);
 /// what a device going out of reach looks like to the other side. The number dropped, or
 /// -1 with errno.
 int sg_bt_drop_links(int dev_id);
+/// Bytes a socket has queued and the controller not yet taken (TIOCOUTQ), or -1.
+int sg_socket_unsent(int fd);
 /// SO_ERROR of a socket (0: connected).
 int sg_socket_error(int fd);
 #endif
