@@ -7,8 +7,9 @@
 // subscriptions, a piece's notifications recorded (malformed ones dropped and counted), a
 // workout written to the control characteristic and answered. Then the hub as the daemon
 // runs it (BluetoothErgs into RowingHub and SQLite) across the PM5 going out of reach
-// mid-piece. Then the daemon's `[rowing]` (BluetoothRowing): a scan finds four emulated
-// PM5s, the coach picks them, and all four row into the hub at once.
+// mid-piece. Then the daemon's `[rowing]` (BluetoothRowing): a scan finds eight emulated
+// PM5s (as many as sim-tier's controllers allow), the coach picks them, and all of them row
+// into the hub at once.
 
 import Foundation
 import GATT
