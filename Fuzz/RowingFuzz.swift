@@ -12,7 +12,8 @@ import Glibc
 // Input layout: a sequence of records, each a characteristic selector byte, a length
 // byte and that many bytes (a short last record takes what is left). Every record goes
 // to `PM5Data.decode`, to one `ErgRecorder` in order (with a connect or a disconnect when
-// the selector's top bits say so), and to `CSAFEFrame.decode` and `CSAFEResponse`.
+// the selector's top bits say so), to `CSAFEFrame.decode` and `CSAFEResponse`, and to the
+// discovery decoders (`MgmtEvent`, `AdvertisingData`, `PM5Finder`).
 // Invariants checked (a violation traps, which libFuzzer reports as a crash):
 //   - what decodes re-encodes to a value that decodes the same;
 //   - a frame's contents encode to a frame that decodes to the same contents (when the
@@ -56,6 +57,12 @@ public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMut
     for w in workouts {
         for f in (try? w.frames()) ?? [] { seeds.append([0x40, UInt8(f.count)] + f) }
     }
+    // A PM5's advertisement and scan response as Device Found events (scanning).
+    for data in [AdvertisingData.advertisement(services: [PM5Finder.service]), AdvertisingData.scanResponse(name: "PM5 430123456")] {
+        let params: [UInt8] = [0x55, 0x44, 0x33, 0x22, 0x11, 0xC2, 1, 0xC4, 0, 0, 0, 0, UInt8(data.count), 0] + data
+        let event: [UInt8] = [0x12, 0, 0, 0, UInt8(params.count), 0] + params
+        seeds.append([0, UInt8(event.count)] + event)
+    }
     for (i, s) in seeds.enumerated() {
         let path = "\(dir)/seed-\(i)"
         guard let file = fopen(path, "wb") else { continue }
@@ -73,6 +80,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var link = PM5Link()
     _ = link.start()
     var strokeNotifications = 0
+    var finder = PM5Finder()
     var t = 0.0
     for (selector, bytes) in records(input) {
         t += Double(selector & 0x0F) * 0.05
@@ -99,6 +107,21 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if let pdu = try? ATTPDU.decode(bytes), (try? ATTPDU.decode(pdu.encoded)) != pdu { fatalError("an ATT PDU does not re-decode the same") }
         _ = link.receive(bytes)
         _ = try? reader.take(bytes)
+        // Discovery: management events, advertising data, the PM5 finder.
+        if case .deviceFound(_, let d)? = MgmtEvent(bytes) {
+            guard d.address.count == 6, d.data.count == bytes.count - 20 else { fatalError("Device Found read past its lengths") }
+            finder.heard(d, at: t)
+            guard Set(finder.found.map(\.address)).count == finder.found.count else { fatalError("a PM5 found twice") }
+        }
+        if let ad = AdvertisingData(bytes), ad.services.count <= 15 {
+            let name = ad.name.map { Array($0.utf8) }
+            if name.map({ $0.count <= 29 }) ?? true {
+                let again = AdvertisingData.advertisement(services: ad.services) + (ad.name.map { AdvertisingData.scanResponse(name: $0) } ?? [])
+                guard let back = AdvertisingData(again), back.services == ad.services, back.name == ad.name else {
+                    fatalError("advertising data does not read back the same")
+                }
+            }
+        }
         // Contents whose escaped frame is over the PM's 120 bytes are refused on decoding.
         let frame = CSAFEFrame.encode(bytes)
         if frame.count <= CSAFEFrame.maxFrameBytes, (try? CSAFEFrame.decode(frame)) != bytes {

@@ -2,7 +2,8 @@
 // The rowing hub on the page: a live tile per erg over a WebSocket (athlete, time, distance,
 // pace, rate, watts, heart rate, drag factor, the last force curve), stale ergs marked,
 // athletes put on ergs, one workout set on every erg, the race view on one distance, a
-// wall-screen view, and the recorded sessions with their exports. Uses app.js's helpers
+// wall-screen view, the recorded sessions with their exports, and on a hub with Bluetooth
+// the PM5s found by a scan, connected and let go from here. Uses app.js's helpers
 // and ski.js's `svg`.
 "use strict";
 
@@ -53,12 +54,12 @@ function ergTile(t, device) {
 
 function ergPlace(p, lead) {
   const li = el("li");
-  li.dataset.erg = p.erg;
+  li.dataset.erg = p.device ? p.device + "/" + p.erg : p.erg;
   const lane = el("div", undefined, "lane");
   const boat = el("div", undefined, "boat");
   boat.style.left = "calc(" + (lead > 0 ? 100 * p.distance / lead : 0).toFixed(1) + "% - .8rem)";
   lane.append(boat);
-  const name = rowing.live.board.tiles.find((t) => t.erg === p.erg);
+  const name = p.device ? null : rowing.live.board.tiles.find((t) => t.erg === p.erg);
   lane.title = (p.athlete || (name ? name.name : "erg " + p.erg));
   li.append(el("span", String(p.place)), lane, el("span", p.place === 1 ? fmt(p.distance, 0) + " m" : "−" + fmt(p.behind, 0) + " m"));
   const label = el("div", (p.athlete || (name ? name.name : "erg " + p.erg)), "small");
@@ -90,6 +91,7 @@ function drawRowing() {
   if (!l) return;
   $("r-source").replaceChildren(chip(l.source + (l.sourceProblem ? ": " + l.sourceProblem : ""), l.sourceProblem ? "bad" : "ok"),
                                 chip(count(l.board.tiles.filter((t) => t.connected).length, "erg connected", "ergs connected"), "ok"));
+  drawPM5s(l.bluetooth);
   $("r-store").replaceChildren(l.storeError ? chip("not stored: " + l.storeError, "bad") : el("span", l.pending ? l.pending + " strokes to store" : "all strokes stored", "small"));
   const taken = l.programmed.filter((p) => p.accepted).length;
   $("r-workout").textContent = l.workout ? "Set: " + l.workout + " on " + taken + " of " + l.programmed.length + " ergs" +
@@ -98,8 +100,14 @@ function drawRowing() {
   $("r-race").hidden = !rowing.race;
   $("r-view").textContent = rowing.race ? "Tiles" : "Race view";
   if (rowing.race) {
-    const lead = l.board.race.length ? l.board.race[0].distance : 0;
-    $("r-race").replaceChildren(...l.board.race.map((p) => ergPlace(p, lead)));
+    // The boathouse's other ergs race too: every erg that has started, furthest first.
+    const all = l.board.race.map((p) => Object.assign({}, p))
+      .concat((l.boathouse || []).filter((b) => b.tile.distance > 0)
+        .map((b) => ({ erg: b.tile.erg, device: b.device, athlete: b.tile.athlete || b.device + " · " + b.tile.name, distance: b.tile.distance })))
+      .sort((a, b) => b.distance - a.distance);
+    const lead = all.length ? all[0].distance : 0;
+    all.forEach((p, i) => { p.place = i + 1; p.behind = lead - p.distance; });
+    $("r-race").replaceChildren(...all.map((p) => ergPlace(p, lead)));
   } else {
     $("r-grid").replaceChildren(...l.board.tiles.map((t) => ergTile(t)), ...(l.boathouse || []).map((b) => ergTile(b.tile, b.device)));
   }
@@ -110,6 +118,46 @@ function drawRowing() {
     rowing.sessionIds = ids;
     $("r-sessions").replaceChildren(...all.map(([s, d]) => sessionItem(s, d)));
   }
+}
+
+// The hub's PM5s: those it keeps connected (by erg), then those the last scan found.
+function drawPM5s(b) {
+  $("r-bt").hidden = !b;
+  if (!b) return;
+  const picked = new Map(b.picked.map((p) => [p.address, p]));
+  const full = b.picked.length >= b.limit;
+  $("r-scan").disabled = b.scanning;
+  $("r-scan").textContent = b.scanning ? "Finding PM5s…" : "Find PM5s";
+  $("r-scan-state").replaceChildren(b.scanProblem ? chip(b.scanProblem, "bad") :
+    el("span", b.scanning ? "Listening on " + b.controller + ": put each PM5 in its Connect screen." :
+      count(b.picked.length, "PM5", "PM5s") + " of " + b.limit + " on " + b.controller +
+      (b.found.length ? "; the last scan found " + count(b.found.length, "PM5", "PM5s") + (b.others ? " and " + count(b.others, "other device", "other devices") : "") : "")));
+  const rows = b.picked.map((p) => {
+    const li = el("li");
+    li.append(el("strong", "Erg " + p.erg), el("span", p.name + " · " + p.address, "small"));
+    if (p.fromSettings) li.append(el("span", "in the settings file", "small"));
+    else {
+      const go = el("button", "Let go");
+      go.onclick = () => control("DELETE", "/api/rowing/pm5s/" + p.erg, undefined, p.name + " let go.");
+      li.append(go);
+    }
+    return li;
+  });
+  for (const f of b.found) {
+    if (picked.has(f.address)) continue;
+    const li = el("li");
+    li.append(el("strong", f.name || "PM5"), el("span", f.address + (f.rssi !== null && f.rssi !== undefined ? " · " + f.rssi + " dBm" : ""), "small"));
+    const add = el("button", "Connect", "go");
+    add.disabled = full;
+    add.title = full ? "This adapter has as many PM5s as it takes: let one go first." : "";
+    add.onclick = async () => {
+      const r = await control("POST", "/api/rowing/pm5s", { address: f.address });
+      if (r) say((f.name || f.address) + " is erg " + r.erg + ".");
+    };
+    li.append(add);
+    rows.push(li);
+  }
+  $("r-pm5s").replaceChildren(...rows);
 }
 
 async function ergAssign(t) {
@@ -184,5 +232,6 @@ window.addEventListener("DOMContentLoaded", async () => {
     $("r-wall").textContent = on ? "Leave the wall screen" : "Wall screen";
   };
   $("r-h-go").onclick = sessionHistory;
+  $("r-scan").onclick = () => control("POST", "/api/rowing/scan", undefined, "Finding PM5s for 20 s.");
   liveSocket("/api/rowing/ws", rowingMessage, () => $("r-source").replaceChildren(chip("page not connected to the hub", "bad")));
 });
