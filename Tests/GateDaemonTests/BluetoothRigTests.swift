@@ -414,4 +414,85 @@ enum BluetoothRigTests {
             print("\(count) PM5s over Bluetooth into one hub: \(rowed) strokes rowed, \(arrived) arrived whole, \(stored) stored, \(inGaps) in the gap; workout taken by \(results.filter(\.accepted).count) in \(String(format: "%.1f", clock())) s")
         }
     }
+
+    struct BlueZGATTServerRigTests {
+        @Test("a PM5 made of bluetoothd's own GATT server (its D-Bus API) on hci1: found by the scan, picked, every stroke that arrived whole stored, the malformed ones counted")
+        func bluezGATTServer() throws {
+            guard BluetoothRig.env("SPRINTGATE_BLUETOOTHD") == "1" else {
+                print("SKIP: bluetoothd is not running (scripts/sim-tier starts it)")
+                return
+            }
+            try BluetoothRig.fresh()
+            var piece = PM5Piece()
+            piece.distance = 500
+            piece.malformedEvery = 17
+            let truth = piece.events()
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-bt-dbus-\(getpid())").path
+            try? FileManager.default.removeItem(atPath: directory)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let log = directory + "/piece.log"
+            try PM5Log.write(truth.events).write(toFile: log, atomically: true, encoding: .utf8)
+
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            server.arguments = [root.appendingPathComponent("scripts/pm5-gatt-server.py").path, "--adapter", "hci1", "--log", log,
+                                "--serial", "430000009", "--timeout", "150"]
+            let out = Pipe()
+            server.standardOutput = out
+            server.standardError = out
+            let lines = Mutex<[String]>([])
+            let reader = Thread {
+                var rest = ""
+                while true {
+                    let d = out.fileHandleForReading.availableData
+                    if d.isEmpty { break }
+                    rest += String(decoding: d, as: UTF8.self)
+                    while let nl = rest.firstIndex(of: "\n") {
+                        let line = String(rest[..<nl])
+                        rest = String(rest[rest.index(after: nl)...])
+                        print("pm5-gatt-server: \(line)")
+                        lines.withLock { $0.append(line) }
+                    }
+                }
+            }
+            try server.run()
+            reader.start()
+            defer { if server.isRunning { server.terminate() } }
+            func said(_ prefix: String) -> Bool { lines.withLock { $0.contains { $0.hasPrefix(prefix) } } }
+            var deadline = Date().addingTimeInterval(30)
+            while !said("advertising"), !said("error"), Date() < deadline { usleep(50_000) }
+            try #require(said("advertising"), "the GATT server did not advertise: \(lines.withLock { $0 })")
+
+            let store = try RunStore(directory: directory, logger: Logger(label: "test"))
+            let t0 = Date()
+            let rowing = BluetoothRowing(settings: RowingSettings(), store: store, stateDirectory: directory, logger: Logger(label: "test"),
+                                         clock: { Date().timeIntervalSince(t0) })
+            rowing.start()
+            try rowing.hub.scanPM5s()
+            deadline = Date().addingTimeInterval(40)
+            func found() -> FoundPM5? { rowing.bluetooth.found.first { $0.name == "PM5 430000009" } }
+            while found() == nil, Date() < deadline { usleep(100_000) }
+            let pm5 = try #require(found(), "the scan did not find bluetoothd's PM5: \(rowing.bluetooth)")
+            let erg = try rowing.hub.pickPM5(address: pm5.address)
+            try rowing.hub.assign(erg: erg, athlete: "Ada")
+            deadline = Date().addingTimeInterval(Double(BluetoothRig.env("BT_DEADLINE") ?? "150") ?? 150)
+            while rowing.hub.rowingLive().board.tiles.first?.finished != true, Date() < deadline { usleep(100_000) }
+            rowing.hub.flush()
+            let tile = rowing.hub.rowingLive().board.tiles.first
+            rowing.stop()
+            server.terminate()
+            deadline = Date().addingTimeInterval(15)
+            while server.isRunning, Date() < deadline { usleep(50_000) }
+            let s = try #require(try store.ergSessions().first, "no session: tile \(String(describing: tile)); server said \(lines.withLock { $0 })")
+            let strokes = try store.ergStrokes(sessionID: s.id).map { UInt16($0.stroke) }
+            #expect(strokes == truth.strokesArrived)
+            #expect(tile?.dropped == truth.malformed && truth.malformed > 0)
+            #expect(s.summary?.distance == 500 && s.athlete == "Ada")
+            #expect(said("subscribed") && said("sent"))
+            #expect(!server.isRunning && server.terminationStatus == 0, "the GATT server did not send its whole log or did not end")
+            print("PM5 on bluetoothd's GATT server: \(truth.strokesSent.count) strokes rowed, \(strokes.count) stored (\(truth.strokesArrived.count) arrived whole, \(truth.malformed) malformed) in \(String(format: "%.1f", Date().timeIntervalSince(t0))) s")
+        }
+    }
 }
