@@ -133,8 +133,9 @@ public final class BluetoothRowing: ErgPicker, @unchecked Sendable {
                                    reason: "hci\(controller) already has \(current.count) PM5s, as many as one adapter takes: let one go first, or run a second hub")
         }
         let found = scanner.status.found.first { $0.address == address }
-        // Why: a controller discovering makes no LE connection (btvirt's, and many
-        // adapters' with one radio): the coach has found the PM5, so the scan ends here.
+        // Why: a connection attempt made while the controller discovers may not go
+        // through (in the rig, the first timed out); the coach has found the PM5, so the
+        // scan ends here.
         scanner.end()
         let numbers = Set(current.map(\.number))
         let erg = (1...).first { !numbers.contains($0) }!
