@@ -112,8 +112,10 @@ public final class BluetoothRowing: ErgPicker, @unchecked Sendable {
                                    fromSettings: fromSettings.contains(e.address))
         }
         let problem = scan.problem ?? state.withLock { $0.saveProblem }
-        return RowingBluetooth(controller: "hci\(controller)", scanning: scan.scanning, scanProblem: problem, found: scan.found,
-                               others: scan.others, picked: picked, limit: RowingSettings.ergsPerAdapter)
+        var b = RowingBluetooth(controller: "hci\(controller)", scanning: scan.scanning, scanProblem: problem, found: scan.found,
+                                others: scan.others, picked: picked, limit: RowingSettings.ergsPerAdapter)
+        b.sharedScan = scan.shared
+        return b
     }
 
     public func scan() throws(ResultsBookError) {

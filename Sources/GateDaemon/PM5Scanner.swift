@@ -19,6 +19,9 @@ public struct PM5ScanStatus: Sendable, Hashable {
     /// Devices heard that are not PM5s, and Device Found events that could not be read.
     public var others = 0
     public var unreadable = 0
+    /// The hub listens to a discovery another program started (bluetoothd's): the kernel
+    /// runs one at a time, and every management socket hears what it finds.
+    public var shared = false
     /// Changes whenever anything above does.
     public var version: UInt64 = 0
 }
@@ -88,10 +91,19 @@ public final class PM5Scanner: @unchecked Sendable {
         }
     }
 
+    private func setShared(_ on: Bool) {
+        state.withLock { s in
+            guard s.shared != on else { return }
+            s.shared = on
+            s.version &+= 1
+        }
+    }
+
     private func finish(problem: String?) {
         if let problem { logger.warning("scanning for PM5s on hci\(controller): \(problem)") }
         state.withLock { s in
             s.scanning = false
+            s.shared = false
             s.problem = problem
             s.version &+= 1
         }
@@ -119,7 +131,10 @@ public final class PM5Scanner: @unchecked Sendable {
                      let .commandStatus(i, MgmtCommand.startDiscovery, status) where i == index:
                     if status == 0 {
                         ours = true
-                    } else if status != 0x0A {
+                        setShared(false)
+                    } else if status == 0x0A {
+                        setShared(true)
+                    } else {
                         // Busy (0x0A) is someone else's discovery (bluetoothd's): its
                         // devices reach this socket too.
                         problem = "could not start discovery: " + MgmtEvent.statusText(status)

@@ -76,6 +76,9 @@ public struct RowingBluetooth: Sendable, Hashable, Codable {
     /// "hci0".
     public var controller: String
     public var scanning: Bool
+    /// The scan listens to another program's discovery (bluetoothd's), the kernel running
+    /// one at a time.
+    public var sharedScan = false
     public var scanProblem: String?
     /// PM5s heard by the last scan, strongest first.
     public var found: [FoundPM5]

@@ -416,7 +416,7 @@ enum BluetoothRigTests {
     }
 
     struct BlueZGATTServerRigTests {
-        @Test("a PM5 made of bluetoothd's own GATT server (its D-Bus API) on hci1: found by the scan, picked, every stroke that arrived whole stored, the malformed ones counted")
+        @Test("a PM5 made of bluetoothd's own GATT server (its D-Bus API) on hci1: found by the scan while bluetoothd discovers too, picked, every stroke that arrived whole stored, the malformed ones counted")
         func bluezGATTServer() throws {
             guard BluetoothRig.env("SPRINTGATE_BLUETOOTHD") == "1" else {
                 print("SKIP: bluetoothd is not running (scripts/sim-tier starts it)")
@@ -470,11 +470,33 @@ enum BluetoothRigTests {
             let rowing = BluetoothRowing(settings: RowingSettings(), store: store, stateDirectory: directory, logger: Logger(label: "test"),
                                          clock: { Date().timeIntervalSince(t0) })
             rowing.start()
+            // bluetoothd discovering already (as when a phone app or bluetoothctl scans on
+            // the hub): the kernel runs one discovery, and the hub listens to that one.
+            let other = Process()
+            other.executableURL = URL(fileURLWithPath: "/usr/bin/bluetoothctl")
+            other.arguments = ["--timeout", "60", "scan", "on"]
+            let otherOut = Pipe()
+            other.standardOutput = otherOut
+            other.standardError = otherOut
+            try other.run()
+            defer { if other.isRunning { other.terminate() } }
+            // Why 2 s: bluetoothctl asks bluetoothd over the bus, which starts the discovery.
+            sleep(2)
             try rowing.hub.scanPM5s()
-            deadline = Date().addingTimeInterval(40)
+            deadline = Date().addingTimeInterval(60)
+            var sawShared = false
             func found() -> FoundPM5? { rowing.bluetooth.found.first { $0.name == "PM5 430000009" } }
-            while found() == nil, Date() < deadline { usleep(100_000) }
+            while found() == nil, Date() < deadline {
+                sawShared = sawShared || rowing.bluetooth.sharedScan
+                usleep(100_000)
+            }
+            sawShared = sawShared || rowing.bluetooth.sharedScan
             let pm5 = try #require(found(), "the scan did not find bluetoothd's PM5: \(rowing.bluetooth)")
+            #expect(sawShared, "the hub's discovery was not refused as busy while bluetoothctl scanned")
+            // bluetoothd ends its discovery when its client goes.
+            other.terminate()
+            while other.isRunning { usleep(20_000) }
+            print("found while bluetoothd discovered: \(pm5.name ?? "?") \(pm5.address), the hub listening to bluetoothd's discovery: \(sawShared)")
             let erg = try rowing.hub.pickPM5(address: pm5.address)
             try rowing.hub.assign(erg: erg, athlete: "Ada")
             deadline = Date().addingTimeInterval(Double(BluetoothRig.env("BT_DEADLINE") ?? "150") ?? 150)

@@ -129,7 +129,7 @@ function drawPM5s(b) {
   $("r-scan").disabled = b.scanning;
   $("r-scan").textContent = b.scanning ? "Finding PM5s…" : "Find PM5s";
   $("r-scan-state").replaceChildren(b.scanProblem ? chip(b.scanProblem, "bad") :
-    el("span", b.scanning ? "Listening on " + b.controller + ": put each PM5 in its Connect screen." :
+    el("span", b.scanning ? "Listening on " + b.controller + (b.sharedScan ? " (to bluetoothd's discovery)" : "") + ": put each PM5 in its Connect screen." :
       count(b.picked.length, "PM5", "PM5s") + " of " + b.limit + " on " + b.controller +
       (b.found.length ? "; the last scan found " + count(b.found.length, "PM5", "PM5s") + (b.others ? " and " + count(b.others, "other device", "other devices") : "") : "")));
   const rows = b.picked.map((p) => {
