@@ -21,6 +21,12 @@ int sg_bt_address(int dev_id, uint8_t out[6]) {
     return 0;
 }
 
+int sg_bt_is_up(int dev_id) {
+    struct hci_dev_info di;
+    if (hci_devinfo(dev_id, &di) < 0) return -1;
+    return hci_test_bit(HCI_UP, &di.flags) ? 1 : 0;
+}
+
 int sg_bt_up(int dev_id) {
     int s = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
     if (s < 0) return -1;

@@ -50,6 +50,13 @@ public enum BlueZController {
         return BluetoothAddress(bytes: out)
     }
 
+    /// Whether the controller is up (powered); throws when there is no such controller.
+    public static func isUp(_ controller: Int) throws(BlueZError) -> Bool {
+        let r = sg_bt_is_up(Int32(controller))
+        guard r >= 0 else { throw BlueZError("hci\(controller)", errno: errno) }
+        return r == 1
+    }
+
     public static func powerOn(_ controller: Int) throws(BlueZError) {
         guard sg_bt_up(Int32(controller)) == 0 else { throw BlueZError("powering hci\(controller) on", errno: errno) }
     }

@@ -8,11 +8,13 @@ import FFmpegVideo
 import Foundation
 import GateConfig
 import GateCore
+import GateDaemon
 import GateSim
 import GPSD
 import GPSTiming
 import LinuxHardware
 import Logging
+import Rowing
 
 /// One row of the self-test table.
 struct CheckRow {
@@ -25,7 +27,7 @@ struct CheckRow {
 struct SelfTestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "selftest",
-        abstract: "Check camera, GPIO lines, audio, clock, video encoders, the TV and the GPS receiver, and print a table of what to fix.")
+        abstract: "Check camera, GPIO lines, audio, clock, video encoders, the TV, the GPS receiver and the rowing hub's Bluetooth, and print a table of what to fix.")
 
     @Option(help: "Settings file.")
     var config: String = "/etc/sprintgate/gate.toml"
@@ -46,6 +48,7 @@ struct SelfTestCommand: ParsableCommand {
         rows += checkVideo(settings)
         rows.append(checkTV(settings))
         rows.append(checkGPS(settings))
+        rows.append(checkBluetooth(settings))
         let w = max(8, rows.map(\.check.count).max() ?? 8)
         print("check".padding(w) + "  result  detail")
         for r in rows { print(r.check.padding(w) + "  " + r.result.rawValue.padding(6) + "  " + r.detail) }
@@ -64,6 +67,36 @@ struct SelfTestCommand: ParsableCommand {
         var (ok, detail) = status.verdict
         if ok == true, case .set(let h) = status.rateControl { detail += "; gpsd set the receiver to \(ReceiverStatus.hz(h)) fixes/s" }
         return CheckRow(check: "gps", result: ok == true ? .pass : ok == false ? .fail : .warn, detail: detail)
+    }
+
+    /// The rowing hub's Bluetooth adapter, when `[rowing]` is set: there, up, and a short
+    /// scan for PM5s (the settings file's among them, when heard).
+    func checkBluetooth(_ settings: GateSettings) -> CheckRow {
+        guard let r = settings.rowing else { return CheckRow(check: "bluetooth", result: .skip, detail: "no [rowing] in the settings") }
+        let name = "hci\(r.controller)"
+        let address: BluetoothAddress
+        do throws(BlueZError) {
+            address = try BlueZController.address(r.controller)
+            guard try BlueZController.isUp(r.controller) else {
+                return CheckRow(check: "bluetooth", result: .fail,
+                                detail: "\(name) (\(address)) is down: power it on (`bluetoothctl power on`, or `rfkill unblock bluetooth` if it is blocked)")
+            }
+        } catch {
+            return CheckRow(check: "bluetooth", result: .fail, detail: "\(error)")
+        }
+        let scanner = PM5Scanner(controller: r.controller, logger: Logger(label: "sprintgate.rowing"), clock: { Sys.monotonicNow().seconds })
+        scanner.scan(seconds: max(seconds, 6))
+        while scanner.status.scanning { usleep(100_000) }
+        let st = scanner.status
+        if let problem = st.problem {
+            return CheckRow(check: "bluetooth", result: .warn, detail: "\(name) (\(address)) is up; no scan: \(problem)")
+        }
+        let heard = Set(st.found.map(\.address))
+        let missing = r.ergs.filter { !heard.contains($0) }
+        var detail = "\(name) (\(address)) is up; a \(Int(max(seconds, 6))) s scan heard \(st.found.count) PM5s"
+            + (st.found.isEmpty ? "" : ": " + st.found.map { ($0.name ?? "PM5") + " " + $0.address }.joined(separator: ", "))
+        if !missing.isEmpty { detail += "; not heard from the settings' ergs: \(missing.joined(separator: ", ")) (wake them and open their Connect screen)" }
+        return CheckRow(check: "bluetooth", result: missing.isEmpty ? .pass : .warn, detail: detail)
     }
 
     /// The H.264 encoders this FFmpeg has, opened at the camera's size and timed on two

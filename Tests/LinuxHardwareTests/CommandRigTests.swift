@@ -76,9 +76,16 @@ func sprintgate(_ args: [String], during: ((Process) -> Void)? = nil) throws -> 
 extension RigDevices {
     @Suite("sprintgate on the rig", .serialized, .enabled(if: Rig.available))
     struct CommandRigTests {
-        @Test("selftest passes camera, GPIO, audio and clock on the rig's devices")
+        @Test("selftest passes camera, GPIO, audio and clock on the rig's devices; with [rowing], the Bluetooth adapter up and a scan that names the PM5s not heard")
         func selftest() throws {
             let board = try RigBoard()
+            // With bluetoothd up (sim-tier starts it beside btvirt): the rowing hub's check,
+            // with one PM5 listed that nothing advertises as.
+            let bluetooth = ProcessInfo.processInfo.environment["SPRINTGATE_BLUETOOTHD"] == "1"
+            if bluetooth {
+                let text = try String(contentsOfFile: board.settings, encoding: .utf8)
+                try (text + "\n[rowing]\ncontroller = 0\nergs = [\"C2:00:00:00:00:99\"]\n").write(toFile: board.settings, atomically: true, encoding: .utf8)
+            }
             let r = try sprintgate(["selftest", "--config", board.settings, "--seconds", "1"])
             print(r.out)
             #expect(r.status == 0)
@@ -92,6 +99,14 @@ extension RigDevices {
             #expect(r.out.split(separator: "\n").contains { $0.hasPrefix("video libx264 ") && $0.contains(" fps at 640x480 (the camera gives 60)") })
             #expect(r.out.split(separator: "\n").contains { $0.hasPrefix("video h264_v4l2m2m ") && $0.contains("SKIP") })
             #expect(r.out.split(separator: "\n").contains { $0.hasPrefix("gps ") && $0.contains("SKIP") && $0.contains("no [gps]") })
+            if bluetooth {
+                #expect(r.out.split(separator: "\n").contains {
+                    $0.hasPrefix("bluetooth ") && $0.contains("WARN") && $0.contains("hci0") && $0.contains("is up; a 6 s scan heard")
+                        && $0.contains("not heard from the settings' ergs: C2:00:00:00:00:99")
+                })
+            } else {
+                #expect(r.out.split(separator: "\n").contains { $0.hasPrefix("bluetooth ") && $0.contains("SKIP") && $0.contains("no [rowing]") })
+            }
         }
 
         @Test("record writes a replayable clip and logs a button press")

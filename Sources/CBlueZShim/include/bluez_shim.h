@@ -10,6 +10,8 @@
 
 /// The controller's own address, most significant byte first; -1 with errno on failure.
 int sg_bt_address(int dev_id, uint8_t out[6]);
+/// 1 when controller `dev_id` is up (powered), 0 when down; -1 with errno (ENODEV: none).
+int sg_bt_is_up(int dev_id);
 /// Brings controller `dev_id` up (already up is fine); -1 with errno on failure.
 int sg_bt_up(int dev_id);
 /// Connectable LE advertising on or off (the controller's default parameters: ADV_IND).
