@@ -19,6 +19,23 @@ import WebUI
         func set(_ v: Double) { t.withLock { $0 = v } }
     }
 
+    /// Events into the hub on their own times, written once a second as they come (as the
+    /// hub's writer does), and everything written at the end.
+    static func feed(_ events: [PM5LogEvent], to hub: RowingHub, clock: TestClock) {
+        var next = 1.0
+        for e in events {
+            while e.t >= next {
+                clock.set(next)
+                hub.flush()
+                next += 1
+            }
+            clock.set(e.t)
+            hub.apply(e)
+        }
+        hub.flush()
+        hub.flush()
+    }
+
     static func store(_ name: String) throws -> (RunStore, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-rowing-\(name)-\(getpid())").path
         try? FileManager.default.removeItem(atPath: directory)
@@ -38,19 +55,7 @@ import WebUI
         piece.outOfReach = 200...220
         piece.malformedEvery = 37
         let truth = piece.events()
-        // Written once a second as they come, as the hub's writer does.
-        var next = 1.0
-        for e in truth.events {
-            while e.t >= next {
-                clock.set(next)
-                hub.flush()
-                next += 1
-            }
-            clock.set(e.t)
-            hub.apply(e)
-        }
-        hub.flush()
-        hub.flush()
+        Self.feed(truth.events, to: hub, clock: clock)
         let sessions = try store.ergSessions()
         #expect(sessions.count == 1)
         let s = try #require(sessions.first)

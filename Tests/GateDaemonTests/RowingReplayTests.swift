@@ -84,19 +84,7 @@ struct RowingReplayTests {
             hub.add(erg: p.erg, name: "PM5 43000000\(p.erg)")
             try hub.assign(erg: p.erg, athlete: "Rower \(p.erg)")
         }
-        // Written once a second as they come, as the hub's writer does.
-        var next = 1.0
-        for e in events {
-            while e.t >= next {
-                clock.set(next)
-                hub.flush()
-                next += 1
-            }
-            clock.set(e.t)
-            hub.apply(e)
-        }
-        hub.flush()
-        hub.flush()
+        RowingHubTests.feed(events, to: hub, clock: clock)
         for (p, truth) in zip(c.pieces, truths) {
             let s = try #require(try store.ergSessions().first { $0.athlete == "Rower \(p.erg)" })
             #expect(try store.ergStrokes(sessionID: s.id).map { UInt16($0.stroke) } == truth.strokesArrived)
