@@ -52,7 +52,7 @@ let package = Package(
         // Board and gate configuration files (TOML) decoded into typed values.
         .target(
             name: "GateConfig",
-            dependencies: ["GateCore", "Detector", "Engine", "Archery", "VideoDelay", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GateCore", "Detector", "Engine", "Archery", "VideoDelay", "GATT", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strictSettings
         ),
         // Clock synchronisation: sample filter, regression of offset and drift, peer model. No Foundation.
@@ -207,7 +207,7 @@ let package = Package(
         .target(
             name: "LinuxHardware",
             dependencies: [
-                "GateCore", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CLinuxSys", "CDRM", "CBlueZShim",
+                "GateCore", "CV4L2", "CGPIOD", "CALSA", "CMJPEG", "CLinuxSys", "CDRM", "CBlueZShim", "GATT",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -5,6 +5,7 @@ public import Archery
 public import Detector
 public import Engine
 public import GateCore
+import GATT
 public import VideoDelay
 
 internal import TOMLKit
@@ -353,7 +354,7 @@ public struct RowingSettings: Sendable, Hashable {
             guard let list = value.array else { throw t.error(.wrongType, "ergs", "expected \(expected)") }
             for item in list {
                 guard let text = item.string else { throw t.error(.wrongType, "ergs", "expected \(expected)") }
-                guard let a = Self.address(text) else {
+                guard let a = BluetoothAddress(text)?.description else {
                     throw t.error(.invalidValue, "ergs", "\"\(text)\" is not a Bluetooth address (six two-digit hex numbers with colons, as `bluetoothctl devices` shows them)")
                 }
                 guard !ergs.contains(a) else { throw t.error(.invalidValue, "ergs", "\(a) is listed twice") }
@@ -365,12 +366,6 @@ public struct RowingSettings: Sendable, Hashable {
         }
     }
 
-    /// "c2:11:22:33:44:55" as "C2:11:22:33:44:55"; nil when it is not an address.
-    public static func address(_ text: String) -> String? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else { return nil }
-        return parts.map { $0.uppercased() }.joined(separator: ":")
-    }
 }
 
 /// The `[video]` table: the delay mode (delayed replay on the page, marks cut into clips).

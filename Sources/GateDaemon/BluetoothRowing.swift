@@ -5,6 +5,7 @@
 // power cut.
 
 import Foundation
+import GATT
 public import GateConfig
 import LinuxHardware
 public import Logging
@@ -123,7 +124,7 @@ public final class BluetoothRowing: ErgPicker, @unchecked Sendable {
     }
 
     public func pick(address text: String) throws(ResultsBookError) -> Int {
-        guard let address = RowingSettings.address(text) else {
+        guard let address = BluetoothAddress(text)?.description else {
             throw ResultsBookError(.invalid, field: "address", reason: "\"\(text)\" is not a Bluetooth address, e.g. \"C2:11:22:33:44:55\"")
         }
         let current = ergs.ergs

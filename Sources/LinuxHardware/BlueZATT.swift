@@ -5,26 +5,8 @@
 // need (address, power, advertising).
 
 import CBlueZShim
+public import GATT
 import Glibc
-
-/// A Bluetooth device address, written most significant byte first ("C2:11:22:33:44:55").
-public struct BluetoothAddress: Sendable, Hashable, CustomStringConvertible {
-    public var bytes: [UInt8]
-    public init(bytes: [UInt8]) { self.bytes = bytes }
-    public init?(_ text: String) {
-        let parts = text.split(separator: ":")
-        guard parts.count == 6 else { return nil }
-        var b: [UInt8] = []
-        for p in parts {
-            guard p.count == 2, let v = UInt8(p, radix: 16) else { return nil }
-            b.append(v)
-        }
-        bytes = b
-    }
-    public var description: String {
-        bytes.map { v in let s = String(v, radix: 16, uppercase: true); return s.count == 1 ? "0" + s : s }.joined(separator: ":")
-    }
-}
 
 /// A Bluetooth call that failed, with what to do where there is something.
 public struct BlueZError: Error, Sendable, CustomStringConvertible {

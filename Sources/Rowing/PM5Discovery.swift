@@ -43,7 +43,7 @@ public struct PM5Finder: Sendable {
     public mutating func heard(_ d: MgmtDeviceFound, at t: Double) {
         guard d.address.count == 6 else { unreadable += 1; return }
         guard let ad = AdvertisingData(d.data) else { unreadable += 1; return }
-        let address = BLEAddressText.text(d.address)
+        let address = BluetoothAddress(bytes: d.address).description
         let rssi: Int? = d.rssi == 127 ? nil : Int(d.rssi)
         if let i = found.firstIndex(where: { $0.address == address }) {
             // Why: a scan response often comes as its own event, with the name and not the service.
@@ -59,16 +59,5 @@ public struct PM5Finder: Sendable {
             others += 1
         }
         found.sort { ($0.rssi ?? -127, $1.address) > ($1.rssi ?? -127, $0.address) }
-    }
-
-    /// Forgets everything heard (a new scan).
-    public mutating func clear() { self = PM5Finder() }
-}
-
-/// Bluetooth addresses written as people read them.
-public enum BLEAddressText {
-    /// "C2:11:22:33:44:55" from its six bytes, most significant first.
-    public static func text(_ b: [UInt8]) -> String {
-        b.map { v in let s = String(v, radix: 16, uppercase: true); return s.count == 1 ? "0" + s : s }.joined(separator: ":")
     }
 }

@@ -10,6 +10,7 @@ import GateConfig
 import GateCore
 import GateDaemon
 import GateSim
+import GATT
 import GPSD
 import GPSTiming
 import LinuxHardware

@@ -77,6 +77,7 @@ struct GateSettingsTests {
 
     @Test("mistakes name file, key and what is allowed", arguments: [
         ("[rowing]\nergs = [\"C2:11:22:33:44\"]", "rowing.ergs", "not a Bluetooth address"),
+        ("[rowing]\nergs = [\"C2:11:22:33:44:+5\"]", "rowing.ergs", "not a Bluetooth address"),
         ("[rowing]\nergs = \"C2:11:22:33:44:55\"", "rowing.ergs", "a list of PM5 Bluetooth addresses"),
         ("[rowing]\nergs = [\"C2:11:22:33:44:55\", \"c2:11:22:33:44:55\"]", "rowing.ergs", "listed twice"),
         ("[rowing]\nergs = [\"00:00:00:00:00:01\", \"00:00:00:00:00:02\", \"00:00:00:00:00:03\", \"00:00:00:00:00:04\", \"00:00:00:00:00:05\", \"00:00:00:00:00:06\", \"00:00:00:00:00:07\", \"00:00:00:00:00:08\", \"00:00:00:00:00:09\"]", "rowing.ergs", "at most 8"),
