@@ -4,6 +4,7 @@
 // lost erg is connected again with back-off, and workouts are written to it in turn.
 
 import Foundation
+import GATT
 public import LinuxHardware
 public import Rowing
 import Synchronization
@@ -185,12 +186,14 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
 
     /// Writes the frames on the erg's thread and waits for its answers (one a frame).
     public func program(erg: Int, frames: [[UInt8]]) throws -> [[UInt8]] {
-        guard lock.withLock({ wanted[erg] != nil }) else { throw BlueZError("no PM5 \(erg) on this hub") }
-        guard lock.withLock({ connected.contains(erg) }) else { throw BlueZError("PM5 \(erg) is not connected") }
-        lock.withLock {
+        let problem = lock.withLock { () -> String? in
+            guard wanted[erg] != nil else { return "no PM5 \(erg) on this hub" }
+            guard connected.contains(erg) else { return "PM5 \(erg) is not connected" }
             answers[erg] = []
             outbox[erg, default: []] += frames
+            return nil
         }
+        if let problem { throw BlueZError(problem) }
         // Why 5 s: a PM5 answers a frame within a connection interval or two; a link that
         // says nothing for seconds has gone.
         let deadline = Date().addingTimeInterval(5)

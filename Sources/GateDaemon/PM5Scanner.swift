@@ -33,7 +33,6 @@ public final class PM5Scanner: @unchecked Sendable {
     private let clock: @Sendable () -> Double
     private let state = Mutex(PM5ScanStatus())
     private let stopping = Atomic(false)
-    private let finder = Mutex(PM5Finder())
     private let threadLock = NSLock()
     private var thread: Thread?
 
@@ -59,7 +58,6 @@ public final class PM5Scanner: @unchecked Sendable {
         }
         deadline.withLock { $0 = until }
         guard !running else { return }
-        finder.withLock { $0.clear() }
         let t = Thread { [self] in run() }
         t.name = "pm5-scan"
         threadLock.withLock { thread = t }
@@ -72,12 +70,16 @@ public final class PM5Scanner: @unchecked Sendable {
     /// can scan again.
     public func end() {
         deadline.withLock { $0 = 0 }
-        while threadLock.withLock({ thread.map { !$0.isFinished } ?? false }) { usleep(10_000) }
+        waitForThread()
     }
 
     /// Ends a scan under way and waits for its thread.
     public func stop() {
         stopping.store(true, ordering: .relaxed)
+        waitForThread()
+    }
+
+    private func waitForThread() {
         while threadLock.withLock({ thread.map { !$0.isFinished } ?? false }) { usleep(10_000) }
     }
 
@@ -117,6 +119,8 @@ public final class PM5Scanner: @unchecked Sendable {
             return
         }
         defer { mgmt.close() }
+        // Each scan starts afresh: what an earlier one heard is forgotten.
+        var finder = PM5Finder()
         var ours = false
         var problem: String?
         var lastStart = -1.0
@@ -133,19 +137,15 @@ public final class PM5Scanner: @unchecked Sendable {
                         ours = true
                         setShared(false)
                     } else if status == 0x0A {
+                        // Busy is someone else's discovery (bluetoothd's): its devices
+                        // reach this socket too.
                         setShared(true)
                     } else {
-                        // Busy (0x0A) is someone else's discovery (bluetoothd's): its
-                        // devices reach this socket too.
                         problem = "could not start discovery: " + MgmtEvent.statusText(status)
                     }
                 case let .deviceFound(i, found) where i == index:
-                    let now = clock()
-                    let f = finder.withLock { f in
-                        f.heard(found, at: now)
-                        return f
-                    }
-                    publish(f)
+                    finder.heard(found, at: clock())
+                    publish(finder)
                 case let .discovering(i, _, on) where i == index && !on:
                     ours = false
                 default:
@@ -163,9 +163,8 @@ public final class PM5Scanner: @unchecked Sendable {
         } catch {
             problem = "\(error)"
         }
-        let f = finder.withLock { $0 }
-        publish(f)
-        logger.info("scan for PM5s on hci\(controller) ended: \(f.found.count) PM5s, \(f.others) other devices")
+        publish(finder)
+        logger.info("scan for PM5s on hci\(controller) ended: \(finder.found.count) PM5s, \(finder.others) other devices")
         finish(problem: problem)
     }
 }

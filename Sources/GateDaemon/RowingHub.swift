@@ -175,7 +175,7 @@ public final class RowingHub: RowingDesk, Sendable {
         state.withLock { s in
             guard s.hub.ergs[erg] != nil else { return }
             Self.close(erg: erg, at: now, &s)
-            _ = s.hub.remove(erg: erg)
+            s.hub.remove(erg: erg)
             s.pieces[erg] = nil
             s.removed.insert(erg)
             s.version &+= 1

@@ -24,9 +24,9 @@ public struct ErgHub: Sendable {
         if ergs[id] == nil { ergs[id] = Erg(id: id, name: name, athlete: "") } else { ergs[id]?.name = name }
     }
 
-    /// Takes erg `id` off the hub (its link was let go); its record is handed back.
-    public mutating func remove(erg id: Int) -> ErgRecorder? {
-        ergs.removeValue(forKey: id)?.recorder
+    /// Takes erg `id` off the hub (its link was let go).
+    public mutating func remove(erg id: Int) {
+        ergs[id] = nil
     }
 
     /// Puts `athlete` on erg `id` (empty: nobody).
