@@ -36,6 +36,18 @@ enum BluetoothRig {
             && FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci1")
     }
 
+    /// Waits until `count` of the hub's pieces are stored with their PM5 summaries, or
+    /// until `deadline`. Why not the tiles' "finished": the general status that says so comes
+    /// before the summary's notification, so a piece can be finished and its summary not yet
+    /// received.
+    static func waitForSummaries(_ hub: RowingHub, count: Int, deadline: Date) {
+        while Date() < deadline {
+            hub.flush()
+            if hub.rowingLive().sessions.filter({ $0.summary != nil }).count >= count { return }
+            usleep(100_000)
+        }
+    }
+
     /// btvirt's controllers: hci0 for the hub, the others for emulated PM5s.
     static var controllers: Int {
         var n = 0
@@ -173,47 +185,15 @@ enum BluetoothRigTests {
         @Test("a PM5 emulated on hci1 and the hub on hci0: discovered, subscribed, every stroke that arrived whole recorded, a workout taken")
         func pm5OverTheKernel() throws {
             try BluetoothRig.fresh()
-            let pm5 = try BlueZController.address(1)
-            let listener = try ATTListener(controller: 1)
-            try BlueZController.advertise(1, true)
             var piece = PM5Piece()
             piece.distance = 500
             piece.malformedEvery = 17
-            let truth = piece.events()
-            let notifications = truth.events.compactMap { e -> (UInt16, [UInt8])? in
-                if case .notification(_, _, let c, let b) = e { (c, b) } else { nil }
-            }
-            let emulated = Mutex<(workouts: [PM5Workout], sent: Int, problem: String?)>(([], 0, nil))
-            let emulator = Thread {
-                do throws(BlueZError) {
-                    guard let ch = try listener.accept(timeout: 60) else {
-                        emulated.withLock { $0.problem = "no central connected within 60 s" }
-                        return
-                    }
-                    var emu = PM5Emulator()
-                    var next = 0
-                    while true {
-                        if let pdu = try ch.receive(timeout: 0.002) {
-                            for r in emu.handle(pdu) { try ch.send(r) }
-                        }
-                        // Once subscribed, the piece's notifications, a few at a time.
-                        if emu.subscribed.count == 11, next < notifications.count {
-                            for _ in 0..<4 where next < notifications.count {
-                                let (c, b) = notifications[next]
-                                if let n = emu.notify(c, b) { try ch.send(n) }
-                                next += 1
-                            }
-                        }
-                        let w = emu.workouts
-                        emulated.withLock { $0.sent = next; $0.workouts = w }
-                    }
-                } catch {
-                    // The hub closing the link ends the emulator.
-                }
-            }
-            emulator.start()
+            let pm5 = try EmulatedPM5(controller: 1, serial: "430123456", piece: piece)
+            defer { pm5.stop() }
+            let truth = pm5.truth
+            let notifications = truth.events.filter { if case .notification = $0 { true } else { false } }.count
 
-            let ch = try ATTChannel.connect(from: 0, to: pm5, timeout: 60)
+            let ch = try ATTChannel.connect(from: 0, to: pm5.address, timeout: 60)
             var link = PM5Link(sampleRate: .halfSecond)
             var recorder = ErgRecorder()
             var info: [UInt16: String] = [:]
@@ -248,13 +228,10 @@ enum BluetoothRigTests {
                 if let pdu = try ch.receive(timeout: 0.5) { try handle(link.receive(pdu)) }
             }
             #expect(answers.count == 1 && (try? PM5ConfigAnswer(frame: answers[0]))?.problem == nil)
-            #expect(emulated.withLock { $0.workouts } == [w])
-            print("PM5 over two virtual controllers: \(notifications.count) notifications sent, \(recorder.strokes.count) strokes recorded of \(truth.strokesSent.count) (\(truth.malformed) sent malformed), in \(String(format: "%.1f", Date().timeIntervalSince(t0))) s")
+            #expect(pm5.workouts.withLock { $0 } == [w])
+            print("PM5 over two virtual controllers: \(notifications) notifications sent, \(recorder.strokes.count) strokes recorded of \(truth.strokesSent.count) (\(truth.malformed) sent malformed), in \(String(format: "%.1f", Date().timeIntervalSince(t0))) s")
             ch.close()
-            listener.close()
-            try? BlueZController.advertise(1, false)
-            try? BlueZController.dropLinks(1)
-            #expect(emulated.withLock { $0.problem } == nil)
+            #expect(pm5.problem.withLock { $0 } == nil)
         }
     
         @Test("the hub over Bluetooth: the PM5 goes out of reach mid-piece and comes back; every stroke that arrived stored once, the gap marked with its strokes; a workout set through the hub")
@@ -283,8 +260,7 @@ enum BluetoothRigTests {
             ergs.start()
             defer { ergs.stop() }
             let deadline = Date().addingTimeInterval(Double(BluetoothRig.env("BT_DEADLINE") ?? "240") ?? 240)
-            while hub.rowingLive().board.tiles.first?.finished != true && Date() < deadline { usleep(50_000) }
-            hub.flush()
+            BluetoothRig.waitForSummaries(hub, count: 1, deadline: deadline)
             let tile = hub.rowingLive().board.tiles.first
             print("after the piece: emulator at event \(pm5.sentUpTo.load(ordering: .relaxed)) of \(events.count); tile strokes \(tile?.strokes ?? -1), distance \(tile?.distance ?? -1), connected \(tile?.connected ?? false), gaps \(tile?.gaps ?? -1)")
             let sessions = try store.ergSessions()
@@ -385,9 +361,7 @@ enum BluetoothRigTests {
             for p in pm5s { p.go.store(true, ordering: .relaxed) }
 
             deadline = Date().addingTimeInterval(Double(BluetoothRig.env("BT_DEADLINE") ?? "300") ?? 300)
-            func finished() -> Int { rowing.hub.rowingLive().board.tiles.filter(\.finished).count }
-            while finished() < count, Date() < deadline { usleep(100_000) }
-            rowing.hub.flush()
+            BluetoothRig.waitForSummaries(rowing.hub, count: count, deadline: deadline)
             let live = rowing.hub.rowingLive()
             print("after the pieces: \(live.board.tiles.map { "erg \($0.erg) \($0.strokes) strokes \(Int($0.distance ?? 0)) m gaps \($0.gaps) \($0.finished ? "finished" : "unfinished")" }) in \(String(format: "%.1f", clock())) s")
             let sessions = try store.ergSessions()
@@ -500,8 +474,7 @@ enum BluetoothRigTests {
             let erg = try rowing.hub.pickPM5(address: pm5.address)
             try rowing.hub.assign(erg: erg, athlete: "Ada")
             deadline = Date().addingTimeInterval(Double(BluetoothRig.env("BT_DEADLINE") ?? "150") ?? 150)
-            while rowing.hub.rowingLive().board.tiles.first?.finished != true, Date() < deadline { usleep(100_000) }
-            rowing.hub.flush()
+            BluetoothRig.waitForSummaries(rowing.hub, count: 1, deadline: deadline)
             let tile = rowing.hub.rowingLive().board.tiles.first
             rowing.stop()
             server.terminate()
