@@ -66,7 +66,8 @@ public struct ErgHub: Sendable {
                 elapsed: l.elapsed, distance: l.distance, pace: l.pace, strokeRate: l.strokeRate.map(Int.init),
                 power: l.power.map(Int.init), heartRate: l.heartRate.map(Int.init), dragFactor: l.dragFactor.map(Int.init),
                 strokes: l.strokes, forceCurve: l.forceCurve, gaps: e.recorder.gaps.count, dropped: e.recorder.dropped,
-                finished: l.workoutState?.finished ?? false, heardAgo: l.lastHeard.map { max(0, now - $0) })
+                finished: l.workoutState?.finished ?? false, heardAgo: l.lastHeard.map { max(0, now - $0) },
+                interval: l.interval, resting: l.workoutState?.resting ?? false)
         }
         // Race order: furthest first; ergs that have not started are left out.
         let racing = tiles.filter { ($0.distance ?? 0) > 0 }.sorted { ($0.distance!, -$0.erg) > ($1.distance!, -$1.erg) }
@@ -104,6 +105,11 @@ public struct RowingBoard: Sendable, Hashable, Codable {
         public var finished: Bool
         /// Seconds from the last notification to `now`; nil before the first.
         public var heardAgo: Double?
+        /// The interval under way (from 1) in a workout of intervals, whose elapsed time
+        /// and distance are the interval's; nil in any other workout.
+        public var interval: Int?
+        /// Resting between intervals (optional: hubs of earlier releases do not send it).
+        public var resting: Bool?
     }
     /// A place in the race on one distance.
     public struct Place: Sendable, Hashable, Codable {

@@ -8,6 +8,9 @@ public struct StrokeRecord: Sendable, Hashable {
     /// The host's instant of the stroke data's arrival, seconds on the recorder's clock.
     public var receivedAt: Double
     public var data: StrokeData
+    /// The interval it was rowed in, from 1; 1 throughout a piece without intervals. The
+    /// PM5's elapsed time, distance and stroke count start again at each interval.
+    public var interval = 1
     /// Watts; nil until the additional stroke data came.
     public var power: UInt16?
     public var caloriesPerHour: UInt16?
@@ -25,16 +28,23 @@ public struct ErgGap: Sendable, Hashable, Codable {
     public var lastStroke: UInt16?
     /// The first stroke count heard after it.
     public var nextStroke: UInt16?
-    public init(from: Double, to: Double?, lastStroke: UInt16?, nextStroke: UInt16?) {
+    /// The intervals of those strokes (from 1).
+    public var lastInterval: Int?
+    public var nextInterval: Int?
+    public init(from: Double, to: Double?, lastStroke: UInt16?, nextStroke: UInt16?, lastInterval: Int? = nil, nextInterval: Int? = nil) {
         self.from = from
         self.to = to
         self.lastStroke = lastStroke
         self.nextStroke = nextStroke
+        self.lastInterval = lastInterval
+        self.nextInterval = nextInterval
     }
 
-    /// Strokes rowed in the gap, counted by the PM5 and never received; nil until known.
+    /// Strokes rowed in the gap, counted by the PM5 and never received; nil until known,
+    /// and unknown when the gap spans an interval's end (the PM5 counts each interval's
+    /// strokes from 1 and does not say how many the last one had).
     public var missedStrokes: Int? {
-        guard let a = lastStroke, let b = nextStroke, b > a else { return nil }
+        guard let a = lastStroke, let b = nextStroke, b > a, lastInterval == nextInterval else { return nil }
         return Int(b - a) - 1
     }
 }
@@ -52,6 +62,8 @@ public struct ErgLive: Sendable, Hashable {
     public var heartRate: UInt8?
     public var dragFactor: UInt8?
     public var workoutState: PM5WorkoutState?
+    /// The interval under way (from 1) in a workout of intervals; nil in any other.
+    public var interval: Int?
     public var strokes: Int = 0
     public var forceCurve: [Double] = []
     /// Seconds on the recorder's clock of the last notification.
@@ -81,8 +93,25 @@ public struct ErgRecorder: Sendable {
     /// Stroke data repeated with a stroke count already recorded (a PM5 resends the last
     /// stroke after a reconnect): kept once.
     public private(set) var repeatedStrokes = 0
-    /// A stroke count lower than the last: a new workout began on the erg.
+    /// A stroke count lower than the last outside a workout of intervals: a new workout
+    /// began on the erg.
     public private(set) var restarts = 0
+    /// The stroke data with all values 0 that a PM5 sends as a rest ends: not strokes.
+    public private(set) var zeroedStrokes = 0
+    /// The PM5's workout type as its last general status gave it.
+    public private(set) var workoutType: UInt8?
+    /// The interval being rowed, from 1.
+    public private(set) var interval = 1
+    /// Recorder seconds of the first general status saying the workout was over, while
+    /// it still says so: a piece whose summary never comes is closed some time after it.
+    public private(set) var endedAt: Double?
+    /// The interval the PM5 says is under way, at least: the one after the last interval
+    /// number it sent (0x0037, sent as a rest ends), or its interval count (0x0033, which
+    /// counts the intervals before the one being rowed) while it rows.
+    private var intervalHint = 1
+    /// Since the last stroke the PM5 said the interval ended: it rested, sent the
+    /// interval's data, or sent the zeroed stroke data of a rest's end.
+    private var intervalEnded = false
 
     /// Force curves dropped because a notification of theirs was lost.
     public private(set) var spoiledCurves = 0
@@ -109,7 +138,7 @@ public struct ErgRecorder: Sendable {
     public mutating func disconnected(at t: Double) {
         guard live.connected else { return }
         live.connected = false
-        gaps.append(ErgGap(from: t, to: nil, lastStroke: strokes.last?.data.strokeCount, nextStroke: nil))
+        gaps.append(ErgGap(from: t, to: nil, lastStroke: strokes.last?.data.strokeCount, nextStroke: nil, lastInterval: strokes.last?.interval))
         // A force curve cut off by the gap is not finished from later packets.
         resetCurve()
     }
@@ -135,14 +164,29 @@ public struct ErgRecorder: Sendable {
             live.distance = s.distance
             live.dragFactor = s.dragFactor
             live.workoutState = s.state
+            workoutType = s.workoutType
+            live.interval = intervals ? interval : nil
+            if intervals, s.state == .intervalRest || s.state == .intervalWorkTimeToRest || s.state == .intervalWorkDistanceToRest {
+                intervalEnded = true
+            }
+            if s.state?.finished ?? false {
+                if endedAt == nil { endedAt = t }
+            } else {
+                endedAt = nil
+            }
         case .additionalStatus(let s):
             keep(t, data)
             live.elapsed = s.elapsed
             live.strokeRate = s.strokeRate
             live.heartRate = s.heartRate
             if s.currentPace > 0 { live.pace = s.currentPace }
-        case .additionalStatus2:
+        case .additionalStatus2(let s):
             keep(t, data)
+            // Why only while rowing: during a rest the count already includes the interval
+            // to come, and the first rest frame may still carry the old one.
+            if intervals, live.workoutState == .intervalWorkTime || live.workoutState == .intervalWorkDistance {
+                intervalHint = max(intervalHint, Int(s.intervalCount) + 1)
+            }
         case .strokeData(let s):
             stroke(s, at: t)
         case .additionalStrokeData(let s):
@@ -154,6 +198,10 @@ public struct ErgRecorder: Sendable {
             }
         case .splitData(let s):
             splits.append(s)
+            if intervals {
+                intervalHint = max(intervalHint, Int(s.splitNumber) + 1)
+                intervalEnded = true
+            }
         case .additionalSplitData(let s):
             splitAverages.append(s)
         case .workoutSummary(let s):
@@ -177,19 +225,72 @@ public struct ErgRecorder: Sendable {
         samples.append((t, data))
     }
 
+    /// Whether the workout is one of intervals, by the PM5's last general status.
+    public var intervals: Bool { workoutType.map(PM5WorkoutType.isIntervals) ?? false }
+
+    /// Whether stroke data `s` begins a new piece rather than going on with this one: a
+    /// stroke after the summary, or a stroke count that starts again, unless the workout
+    /// is one of intervals still under way (each interval counts its strokes from 1).
+    public func beginsNewPiece(_ s: StrokeData) -> Bool {
+        guard !s.zeroed, let last = strokes.last, !isRepeat(s) else { return false }
+        if summary != nil { return true }
+        guard s.strokeCount < last.data.strokeCount else { return false }
+        return !(intervals && endedAt == nil && live.workoutState != .waitToBegin)
+    }
+
+    /// Whether `s` is the first stroke of the next interval in a workout of intervals: the
+    /// PM5 said the interval ended (and `s` is not the last stroke sent again), or its
+    /// stroke count or elapsed time starts again where no stroke of this interval was.
+    private func opensInterval(_ s: StrokeData) -> Bool {
+        guard intervals, let last = strokes.last else { return false }
+        let again = last.data.strokeCount == s.strokeCount && last.data.elapsed == s.elapsed
+        if (intervalEnded || intervalHint > interval) && !again { return true }
+        return (s.strokeCount < last.data.strokeCount || s.elapsed < last.data.elapsed) && !inThisInterval(s)
+    }
+
+    /// Why within the interval: every interval counts from 1, and steady intervals can put
+    /// a stroke at the same count and elapsed time as one of an earlier interval.
+    private func inThisInterval(_ s: StrokeData) -> Bool {
+        strokes.reversed().prefix { $0.interval == interval }.contains { $0.data.strokeCount == s.strokeCount && $0.data.elapsed == s.elapsed }
+    }
+
+    /// A stroke already recorded, sent again (the PM5 resends its last after a reconnect).
+    private func isRepeat(_ s: StrokeData) -> Bool {
+        guard let last = strokes.last, !opensInterval(s) else { return false }
+        return last.data.strokeCount == s.strokeCount || inThisInterval(s)
+    }
+
     private mutating func stroke(_ s: StrokeData, at t: Double) {
-        if let last = strokes.last?.data.strokeCount {
-            if s.strokeCount == last || strokes.contains(where: { $0.data.strokeCount == s.strokeCount && $0.data.elapsed == s.elapsed }) {
+        // Why: as a rest ends the PM5 sends stroke data with every value 0.
+        if s.zeroed {
+            zeroedStrokes += 1
+            return
+        }
+        if let last = strokes.last {
+            if isRepeat(s) {
                 repeatedStrokes += 1
                 return
             }
-            if s.strokeCount < last { restarts += 1 }
+            // The PM5's interval number, when it came, says which interval is next: a gap
+            // may have swallowed a whole one.
+            if opensInterval(s) {
+                interval = max(interval + 1, intervalHint)
+                live.interval = interval
+            } else if s.strokeCount < last.data.strokeCount {
+                restarts += 1
+            }
+        } else if intervals {
+            // The hub came in partway through the workout.
+            interval = intervalHint
+            live.interval = interval
         }
         if var g = gaps.last, g.nextStroke == nil {
             g.nextStroke = s.strokeCount
+            g.nextInterval = interval
             gaps[gaps.count - 1] = g
         }
-        strokes.append(StrokeRecord(receivedAt: t, data: s))
+        strokes.append(StrokeRecord(receivedAt: t, data: s, interval: interval))
+        intervalEnded = false
         live.strokes = strokes.count
         live.distance = s.distance
         live.elapsed = s.elapsed

@@ -139,6 +139,9 @@ public struct StrokeData: Sendable, Hashable {
         self.workPerStroke = workPerStroke
         self.strokeCount = strokeCount
     }
+
+    /// The stroke data a PM5 sends as a rest ends, with its values all 0: not a stroke.
+    public var zeroed: Bool { strokeCount == 0 && elapsed == 0 && distance == 0 && driveLength == 0 && workPerStroke == 0 }
 }
 
 /// 0x0036: the stroke's power and calories, and where the workout is heading.
@@ -339,4 +342,11 @@ public enum PM5WorkoutState: UInt8, Sendable, Hashable {
     public var resting: Bool { self == .intervalRest }
     /// The workout is over.
     public var finished: Bool { self == .workoutEnd || self == .terminate || self == .workoutLogged }
+}
+
+/// The PM5's workout types (general status byte 6) that are made of intervals: fixed time,
+/// fixed distance, variable, variable with undefined rest, and fixed calories.
+public enum PM5WorkoutType {
+    public static let intervalTypes: Set<UInt8> = [6, 7, 8, 9, 12]
+    public static func isIntervals(_ type: UInt8) -> Bool { intervalTypes.contains(type) }
 }

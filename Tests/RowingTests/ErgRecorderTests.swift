@@ -45,7 +45,7 @@ struct ErgRecorderTests {
         // Strokes 11 to 15 were rowed out of reach; 16 onwards arrive.
         for n in 16...20 { for d in stroke(UInt16(n)) { r.receive(d, at: 2.5 * Double(n)) } }
         #expect(r.strokes.map(\.data.strokeCount) == Array(1...10) + Array(16...20))
-        #expect(r.gaps == [ErgGap(from: 26, to: 40, lastStroke: 10, nextStroke: 16)])
+        #expect(r.gaps == [ErgGap(from: 26, to: 40, lastStroke: 10, nextStroke: 16, lastInterval: 1, nextInterval: 1)])
         #expect(r.gaps[0].missedStrokes == 5)
     }
 
