@@ -301,7 +301,8 @@ let package = Package(
         .testTarget(name: "SkiRunsTests", dependencies: ["SkiRuns", "GPSTiming", "GateCore", "GateSim"], swiftSettings: strictSettings),
         .testTarget(name: "GPSTimingTests", dependencies: ["GPSTiming", "GPSD", "GateCore", "GateSim", "GateDaemon", "WebUI", "SQLiteStore", "Engine", "SkiRuns",
                                                      .product(name: "Logging", package: "swift-log")], swiftSettings: strictSettings),
-        .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore", "Rowing"], swiftSettings: strictSettings),
+        .testTarget(name: "StoreTests", dependencies: ["GateCore", "SQLiteStore", "Rowing", .product(name: "GRDB", package: "GRDB.swift")],
+                    swiftSettings: strictSettings),
         .testTarget(
             name: "WebUITests",
             dependencies: [

@@ -33,7 +33,9 @@ public protocol ErgPicker: Sendable {
 ///
 /// A piece is what an erg rows between two workouts: it begins at its first stroke and
 /// ends with the PM5's summary, a new workout set from the page, or a stroke count that
-/// starts again (a workout begun on the erg itself). Each piece of a rowed erg is one
+/// starts again (a workout begun on the erg itself) outside the intervals of a workout of
+/// intervals. A piece whose workout ended without a summary (real PM5s have been seen to
+/// leave it out) is finished `summaryWait` seconds after the end. Each piece of a rowed erg is one
 /// session in the database, its athlete and workout those of the erg when it was stored
 /// first.
 public final class RowingHub: RowingDesk, Sendable {
@@ -56,6 +58,10 @@ public final class RowingHub: RowingDesk, Sendable {
     /// Why about a second: a power cut loses at most the last second of strokes, and an
     /// SD card is written once a second rather than at every notification.
     public static let flushSeconds = 1.0
+    /// Seconds a piece whose workout ended waits for the PM5's summary before it is
+    /// finished without one. Why 10 s: the summary follows the end within a second when
+    /// it comes at all.
+    public static let summaryWait = 10.0
 
     /// What the database knows of an erg's piece.
     struct Piece: Sendable {
@@ -196,11 +202,11 @@ public final class RowingHub: RowingDesk, Sendable {
         state.withLock { s in
             let e = event.erg
             guard !s.removed.contains(e) else { return }
-            // A stroke after the summary, or a stroke count that starts again: a new piece.
+            // A stroke after the summary, or a stroke count that starts again outside a
+            // workout of intervals under way: a new piece.
             if case .notification(let t, _, let c, let bytes) = event, c == PM5Characteristic.strokeData.rawValue,
                case .strokeData(let stroke)? = try? PM5Data.decode(characteristic: c, bytes),
-               let recorder = s.hub.ergs[e]?.recorder, let last = recorder.strokes.last,
-               recorder.summary != nil || stroke.strokeCount < last.data.strokeCount {
+               s.hub.ergs[e]?.recorder.beginsNewPiece(stroke) ?? false {
                 Self.close(erg: e, at: t, &s)
             }
             s.hub.apply(event)
@@ -412,7 +418,8 @@ public final class RowingHub: RowingDesk, Sendable {
         p.storedStrokes = r.strokes.count
         p.storedSamples = r.samples.count
         p.storedSplits = r.splits.count
-        guard r.summary != nil || closing else { return (p, nil) }
+        let endedLongAgo = r.endedAt.map { clock() - $0 >= Self.summaryWait } ?? false
+        guard r.summary != nil || closing || endedLongAgo else { return (p, nil) }
         let end = (r.strokes.last?.receivedAt ?? clock()) + wallOffset
         try store.finishErgSession(id: id, summary: r.summary, more: r.summaryMore, wallTime: max(end, r.live.lastHeard.map { $0 + wallOffset } ?? end))
         p.finished = true

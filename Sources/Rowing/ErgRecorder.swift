@@ -85,7 +85,7 @@ public struct ErgRecorder: Sendable {
     /// Before its first stroke only the latest `samplesBeforeRowing` are kept, and none
     /// after its summary: a PM5 left on sends twenty a second, which would otherwise fill
     /// the hub's memory over a day.
-    public private(set) var samples: [(at: Double, data: PM5Data)] = []
+    public private(set) var samples: [(at: Double, data: PM5Data, interval: Int)] = []
     public static let samplesBeforeRowing = 50
     /// Notifications dropped as malformed, and why the last one was.
     public private(set) var dropped = 0
@@ -159,7 +159,6 @@ public struct ErgRecorder: Sendable {
         live.lastHeard = t
         switch data {
         case .generalStatus(let s):
-            keep(t, data)
             live.elapsed = s.elapsed
             live.distance = s.distance
             live.dragFactor = s.dragFactor
@@ -169,6 +168,7 @@ public struct ErgRecorder: Sendable {
             if intervals, s.state == .intervalRest || s.state == .intervalWorkTimeToRest || s.state == .intervalWorkDistanceToRest {
                 intervalEnded = true
             }
+            keep(t, data)
             if s.state?.finished ?? false {
                 if endedAt == nil { endedAt = t }
             } else {
@@ -222,7 +222,20 @@ public struct ErgRecorder: Sendable {
     private mutating func keep(_ t: Double, _ data: PM5Data) {
         guard summary == nil else { return }
         if strokes.isEmpty && samples.count >= Self.samplesBeforeRowing { samples.removeFirst(samples.count - Self.samplesBeforeRowing + 1) }
-        samples.append((t, data))
+        samples.append((t, data, sampleInterval))
+    }
+
+    /// The interval a status sample is of: a rest's is the interval just rowed (its
+    /// elapsed time stands at that interval's end); once the PM5 rows again after the
+    /// interval ended, the next, before its first stroke comes.
+    private var sampleInterval: Int {
+        guard intervals, intervalEnded || intervalHint > interval, let state = live.workoutState else { return interval }
+        switch state {
+        case .intervalWorkTime, .intervalWorkDistance, .intervalRestEndToWorkTime, .intervalRestEndToWorkDistance, .workoutRow:
+            return strokes.isEmpty ? max(interval, intervalHint) : max(interval + 1, intervalHint)
+        default:
+            return interval
+        }
     }
 
     /// Whether the workout is one of intervals, by the PM5's last general status.
@@ -232,7 +245,9 @@ public struct ErgRecorder: Sendable {
     /// stroke after the summary, or a stroke count that starts again, unless the workout
     /// is one of intervals still under way (each interval counts its strokes from 1).
     public func beginsNewPiece(_ s: StrokeData) -> Bool {
-        guard !s.zeroed, let last = strokes.last, !isRepeat(s) else { return false }
+        guard !s.zeroed, let last = strokes.last else { return false }
+        // The last stroke sent again (after a reconnect) goes on with this piece.
+        if last.data.strokeCount == s.strokeCount && last.data.elapsed == s.elapsed { return false }
         if summary != nil { return true }
         guard s.strokeCount < last.data.strokeCount else { return false }
         return !(intervals && endedAt == nil && live.workoutState != .waitToBegin)

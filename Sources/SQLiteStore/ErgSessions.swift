@@ -19,7 +19,7 @@ public struct ErgSession: Sendable, Hashable, Codable {
     public var startedWall: Double
     public var endedWall: Double?
     public var strokes: Int
-    /// Metres, from the last stroke stored.
+    /// Metres, from the strokes stored: the furthest of each interval, added up.
     public var distance: Double
     /// The PM5's end-of-workout summary with what the strokes add; nil until finished.
     public var summary: ErgSummary?
@@ -46,8 +46,11 @@ public struct ErgSummary: Sendable, Hashable, Codable {
 
 /// A stroke as stored.
 public struct StoredErgStroke: Sendable, Hashable, Codable {
+    /// The interval it was rowed in, from 1 (1 throughout a piece without intervals).
+    public var interval: Int
+    /// Counted from 1 in each interval, as the PM5 counts.
     public var stroke: Int
-    /// Seconds on the PM5's clock.
+    /// Seconds on the PM5's clock, from the interval's start.
     public var elapsed: Double
     /// Unix seconds of its arrival.
     public var wall: Double
@@ -62,16 +65,20 @@ public struct StoredErgStroke: Sendable, Hashable, Codable {
     public var power: Int?
     public var caloriesPerHour: Int?
     public var forceCurve: [Double]
+    /// Metres from the start of the workout: the interval's distance after those of the
+    /// intervals before it.
+    public var workoutDistance: Double
 }
 
 /// The formats a session exports to.
 public enum ErgExportFormat: String, Sendable, CaseIterable {
-    /// One row per stroke.
+    /// One row per stroke, with its interval.
     case csv
     /// The session, its strokes, splits and gaps.
     case json
-    /// Garmin's Training Center XML: a lap per split, a track point per stroke with
-    /// distance, heart rate, cadence (stroke rate) and watts; read by Strava and others.
+    /// Garmin's Training Center XML: a lap per interval (one for a piece without), a
+    /// track point per stroke with the distance from the workout's start, heart rate,
+    /// cadence (stroke rate) and watts; read by Strava and others.
     case tcx
 }
 
@@ -94,14 +101,14 @@ extension RunStore {
     /// hand the same records again (after a write failed, or all of them at the end):
     /// nothing is doubled. `wallOffset` turns the recorder's clock into Unix seconds.
     @discardableResult
-    public func recordErg(sessionID: Int64, strokes: [StrokeRecord], samples: [(at: Double, data: PM5Data)] = [],
+    public func recordErg(sessionID: Int64, strokes: [StrokeRecord], samples: [(at: Double, data: PM5Data, interval: Int)] = [],
                           splits: [SplitData] = [], gaps: [ErgGap] = [], wallOffset: Double) throws(StoreError) -> Int {
         try writeTransaction("store an erg's strokes") { db in
             guard try Self.ergSession(sessionID, db) != nil else { throw StoreError(.notFound, "erg session \(sessionID) does not exist") }
             let stroke = try db.cachedStatement(sql: """
-                INSERT INTO erg_strokes (session_id, stroke, elapsed_cs, wall_ms, distance_m, drive_length_m, drive_time_s,
+                INSERT INTO erg_strokes (session_id, interval, stroke, elapsed_cs, wall_ms, distance_m, drive_length_m, drive_time_s,
                     recovery_time_s, stroke_distance_m, peak_force_lbf, average_force_lbf, work_j, power_w, calories_per_hour, force_curve)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT DO UPDATE SET power_w = COALESCE(excluded.power_w, power_w),
                     calories_per_hour = COALESCE(excluded.calories_per_hour, calories_per_hour),
                     force_curve = CASE WHEN excluded.force_curve = '' THEN force_curve ELSE excluded.force_curve END
@@ -109,26 +116,29 @@ extension RunStore {
             let before = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM erg_strokes WHERE session_id = ?", arguments: [sessionID]) ?? 0
             for s in strokes {
                 let d = s.data
-                try stroke.execute(arguments: [sessionID, Int(d.strokeCount), Self.cs(d.elapsed), Self.ms(s.receivedAt + wallOffset),
+                try stroke.execute(arguments: [sessionID, s.interval, Int(d.strokeCount), Self.cs(d.elapsed), Self.ms(s.receivedAt + wallOffset),
                                                d.distance, d.driveLength, d.driveTime, d.recoveryTime, d.strokeDistance,
                                                d.peakDriveForce, d.averageDriveForce, d.workPerStroke, s.power.map { Int($0) },
                                                s.caloriesPerHour.map { Int($0) }, s.forceCurve.map { String(Int($0)) }.joined(separator: " ")])
             }
             let added = (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM erg_strokes WHERE session_id = ?", arguments: [sessionID]) ?? 0) - before
             let sample = try db.cachedStatement(sql: """
-                INSERT INTO erg_samples (session_id, elapsed_cs, wall_ms, distance_m, pace_s, stroke_rate, heart_rate, drag_factor)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO erg_samples (session_id, interval, elapsed_cs, wall_ms, distance_m, pace_s, stroke_rate, heart_rate, drag_factor)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT DO UPDATE SET distance_m = COALESCE(excluded.distance_m, distance_m),
                     pace_s = COALESCE(excluded.pace_s, pace_s), stroke_rate = COALESCE(excluded.stroke_rate, stroke_rate),
                     heart_rate = COALESCE(excluded.heart_rate, heart_rate), drag_factor = COALESCE(excluded.drag_factor, drag_factor)
                 """)
-            for (at, data) in samples {
+            // Why one row per elapsed time: the general and additional status of one instant
+            // make one sample. In a rest the elapsed time stands still, so a rest keeps one
+            // sample, its last.
+            for (at, data, interval) in samples {
                 switch data {
                 case .generalStatus(let g):
-                    try sample.execute(arguments: [sessionID, Self.cs(g.elapsed), Self.ms(at + wallOffset), g.distance, nil, nil, nil,
+                    try sample.execute(arguments: [sessionID, interval, Self.cs(g.elapsed), Self.ms(at + wallOffset), g.distance, nil, nil, nil,
                                                    Int(g.dragFactor)])
                 case .additionalStatus(let a):
-                    try sample.execute(arguments: [sessionID, Self.cs(a.elapsed), Self.ms(at + wallOffset), nil,
+                    try sample.execute(arguments: [sessionID, interval, Self.cs(a.elapsed), Self.ms(at + wallOffset), nil,
                                                    a.currentPace > 0 ? a.currentPace : nil, Int(a.strokeRate), a.heartRate.map { Int($0) }, nil])
                 default:
                     continue
@@ -142,11 +152,12 @@ extension RunStore {
             }
             for g in gaps {
                 try db.execute(sql: """
-                    INSERT INTO erg_gaps (session_id, from_wall_ms, to_wall_ms, last_stroke, next_stroke) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO erg_gaps (session_id, from_wall_ms, to_wall_ms, last_stroke, next_stroke, last_interval, next_interval)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT DO UPDATE SET to_wall_ms = COALESCE(excluded.to_wall_ms, to_wall_ms),
-                        next_stroke = COALESCE(excluded.next_stroke, next_stroke)
+                        next_stroke = COALESCE(excluded.next_stroke, next_stroke), next_interval = COALESCE(excluded.next_interval, next_interval)
                     """, arguments: [sessionID, Self.ms(g.from + wallOffset), g.to.map { Self.ms($0 + wallOffset) },
-                                     g.lastStroke.map { Int($0) }, g.nextStroke.map { Int($0) }])
+                                     g.lastStroke.map { Int($0) }, g.nextStroke.map { Int($0) }, g.lastInterval, g.nextInterval])
             }
             return added
         }
@@ -197,14 +208,23 @@ extension RunStore {
     /// A session's strokes in order.
     public func ergStrokes(sessionID: Int64) throws(StoreError) -> [StoredErgStroke] {
         try read("read an erg session's strokes") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM erg_strokes WHERE session_id = ? ORDER BY wall_ms, elapsed_cs", arguments: [sessionID]).map {
+            // The distance from the workout's start: the furthest of each interval before.
+            var before = 0.0, interval = 1, furthest = 0.0
+            return try Row.fetchAll(db, sql: "SELECT * FROM erg_strokes WHERE session_id = ? ORDER BY interval, wall_ms, elapsed_cs",
+                                    arguments: [sessionID]).map {
                 let curve: String = $0["force_curve"]
-                return StoredErgStroke(stroke: $0["stroke"], elapsed: Double($0["elapsed_cs"] as Int64) / 100, wall: Double($0["wall_ms"] as Int64) / 1000,
+                let i: Int = $0["interval"], d: Double = $0["distance_m"]
+                if i != interval {
+                    before += furthest
+                    (interval, furthest) = (i, 0)
+                }
+                furthest = max(furthest, d)
+                return StoredErgStroke(interval: i, stroke: $0["stroke"], elapsed: Double($0["elapsed_cs"] as Int64) / 100, wall: Double($0["wall_ms"] as Int64) / 1000,
                                        distance: $0["distance_m"], driveLength: $0["drive_length_m"], driveTime: $0["drive_time_s"],
                                        recoveryTime: $0["recovery_time_s"], strokeDistance: $0["stroke_distance_m"],
                                        peakForce: $0["peak_force_lbf"], averageForce: $0["average_force_lbf"], work: $0["work_j"],
                                        power: $0["power_w"], caloriesPerHour: $0["calories_per_hour"],
-                                       forceCurve: curve.split(separator: " ").compactMap { Double($0) })
+                                       forceCurve: curve.split(separator: " ").compactMap { Double($0) }, workoutDistance: before + d)
             }
         }
     }
@@ -214,7 +234,8 @@ extension RunStore {
         try read("read an erg session's gaps") { db in
             try Row.fetchAll(db, sql: "SELECT * FROM erg_gaps WHERE session_id = ? ORDER BY from_wall_ms", arguments: [sessionID]).map {
                 ErgGap(from: Double($0["from_wall_ms"] as Int64) / 1000, to: ($0["to_wall_ms"] as Int64?).map { Double($0) / 1000 },
-                       lastStroke: $0["last_stroke"], nextStroke: $0["next_stroke"])
+                       lastStroke: $0["last_stroke"], nextStroke: $0["next_stroke"], lastInterval: $0["last_interval"],
+                       nextInterval: $0["next_interval"])
             }
         }
     }
@@ -222,7 +243,8 @@ extension RunStore {
     /// A session's splits in order: (number, seconds, metres, rest seconds).
     public func ergSplits(sessionID: Int64) throws(StoreError) -> [(number: Int, time: Double, distance: Double, rest: Double)] {
         try read("read an erg session's splits") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM erg_splits WHERE session_id = ? ORDER BY elapsed_cs, number", arguments: [sessionID]).map {
+            // Why by number first: each interval's data has the interval's own elapsed time.
+            try Row.fetchAll(db, sql: "SELECT * FROM erg_splits WHERE session_id = ? ORDER BY number, elapsed_cs", arguments: [sessionID]).map {
                 ($0["number"], $0["time_s"], $0["distance_m"], $0["rest_time_s"])
             }
         }
@@ -249,9 +271,9 @@ extension RunStore {
         }
         switch format {
         case .csv:
-            var out = "stroke,elapsed_s,distance_m,drive_length_m,drive_time_s,recovery_time_s,stroke_distance_m,peak_force_lbf,average_force_lbf,work_j,power_w,calories_per_hour\n"
+            var out = "interval,stroke,elapsed_s,distance_m,drive_length_m,drive_time_s,recovery_time_s,stroke_distance_m,peak_force_lbf,average_force_lbf,work_j,power_w,calories_per_hour\n"
             for s in strokes {
-                let fields: [String] = [String(s.stroke), Self.fixed(s.elapsed, 2), Self.fixed(s.distance, 1), Self.fixed(s.driveLength, 2),
+                let fields: [String] = [String(s.interval), String(s.stroke), Self.fixed(s.elapsed, 2), Self.fixed(s.distance, 1), Self.fixed(s.driveLength, 2),
                                         Self.fixed(s.driveTime, 2), Self.fixed(s.recoveryTime, 2), Self.fixed(s.strokeDistance, 2),
                                         Self.fixed(s.peakForce, 1), Self.fixed(s.averageForce, 1), Self.fixed(s.work, 1),
                                         s.power.map(String.init) ?? "", s.caloriesPerHour.map(String.init) ?? ""]
@@ -274,36 +296,67 @@ extension RunStore {
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
             do { return String(decoding: try enc.encode(doc), as: UTF8.self) } catch { throw StoreError(.invalid, "export: \(error)") }
         case .tcx:
-            return Self.tcx(session, strokes: strokes, rates: rates)
+            return Self.tcx(session, strokes: strokes, rates: rates, splits: splits)
         }
     }
 
-    /// Training Center XML of a session: one lap, a track point per stroke.
-    static func tcx(_ s: ErgSession, strokes: [StoredErgStroke], rates: [(Double, Int?, Int?)]) -> String {
+    /// Training Center XML of a session: a track point per stroke, in one lap, or a lap
+    /// per interval with the interval's time and distance (its data from the PM5 where it
+    /// came, else its strokes'). Distances run from the workout's start.
+    static func tcx(_ s: ErgSession, strokes: [StoredErgStroke], rates: [(Double, Int?, Int?)],
+                    splits: [(number: Int, time: Double, distance: Double, rest: Double)]) -> String {
         let iso = ISO8601DateFormatter()
         iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         func time(_ wall: Double) -> String { iso.string(from: Date(timeIntervalSince1970: wall)) }
         // The stroke rate and heart rate in force when a stroke came (the last sample before it).
         var k = 0
         var rate: Int?, heart: Int?
-        var points = ""
-        for st in strokes {
-            while k < rates.count, rates[k].0 <= st.wall {
-                if let r = rates[k].1 { rate = r }
-                if let h = rates[k].2 { heart = h }
-                k += 1
+        func points(_ strokes: ArraySlice<StoredErgStroke>) -> String {
+            var points = ""
+            for st in strokes {
+                while k < rates.count, rates[k].0 <= st.wall {
+                    if let r = rates[k].1 { rate = r }
+                    if let h = rates[k].2 { heart = h }
+                    k += 1
+                }
+                points += "          <Trackpoint>\n            <Time>\(time(st.wall))</Time>\n"
+                points += "            <DistanceMeters>\(fixed(st.workoutDistance, 1))</DistanceMeters>\n"
+                if let heart { points += "            <HeartRateBpm><Value>\(heart)</Value></HeartRateBpm>\n" }
+                if let rate { points += "            <Cadence>\(rate)</Cadence>\n" }
+                if let p = st.power {
+                    points += "            <Extensions><ns3:TPX><ns3:Watts>\(p)</ns3:Watts></ns3:TPX></Extensions>\n"
+                }
+                points += "          </Trackpoint>\n"
             }
-            points += "          <Trackpoint>\n            <Time>\(time(st.wall))</Time>\n"
-            points += "            <DistanceMeters>\(fixed(st.distance, 1))</DistanceMeters>\n"
-            if let heart { points += "            <HeartRateBpm><Value>\(heart)</Value></HeartRateBpm>\n" }
-            if let rate { points += "            <Cadence>\(rate)</Cadence>\n" }
-            if let p = st.power {
-                points += "            <Extensions><ns3:TPX><ns3:Watts>\(p)</ns3:Watts></ns3:TPX></Extensions>\n"
-            }
-            points += "          </Trackpoint>\n"
+            return points
         }
-        let total = s.summary?.elapsed ?? ((strokes.last?.elapsed ?? 0))
-        let distance = s.summary?.distance ?? s.distance
+        func lap(start: Double, total: Double, distance: Double, calories: Int, _ strokes: ArraySlice<StoredErgStroke>) -> String {
+            """
+                  <Lap StartTime="\(time(start))">
+                    <TotalTimeSeconds>\(fixed(total, 1))</TotalTimeSeconds>
+                    <DistanceMeters>\(fixed(distance, 1))</DistanceMeters>
+                    <Calories>\(calories)</Calories>
+                    <Intensity>Active</Intensity>
+                    <TriggerMethod>Manual</TriggerMethod>
+                    <Track>
+            \(points(strokes))        </Track>
+                  </Lap>
+
+            """
+        }
+        let intervals = Set(strokes.map(\.interval)).sorted()
+        var laps = ""
+        if intervals.count <= 1 {
+            laps = lap(start: s.startedWall, total: s.summary?.elapsed ?? strokes.last?.elapsed ?? 0, distance: s.summary?.distance ?? s.distance,
+                       calories: s.summary?.totalCalories ?? 0, strokes[...])
+        } else {
+            for (n, i) in intervals.enumerated() {
+                let mine = strokes[strokes.firstIndex { $0.interval == i }!...strokes.lastIndex { $0.interval == i }!]
+                let data = splits.last { $0.number == i }
+                laps += lap(start: n == 0 ? s.startedWall : mine.first!.wall - mine.first!.elapsed, total: data?.time ?? mine.last!.elapsed,
+                            distance: data?.distance ?? mine.map(\.distance).max()!, calories: n == 0 ? s.summary?.totalCalories ?? 0 : 0, mine)
+            }
+        }
         return """
             <?xml version="1.0" encoding="UTF-8"?>
             <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2" \
@@ -311,16 +364,7 @@ extension RunStore {
               <Activities>
                 <Activity Sport="Other">
                   <Id>\(time(s.startedWall))</Id>
-                  <Lap StartTime="\(time(s.startedWall))">
-                    <TotalTimeSeconds>\(fixed(total, 1))</TotalTimeSeconds>
-                    <DistanceMeters>\(fixed(distance, 1))</DistanceMeters>
-                    <Calories>\(s.summary?.totalCalories ?? 0)</Calories>
-                    <Intensity>Active</Intensity>
-                    <TriggerMethod>Manual</TriggerMethod>
-                    <Track>
-            \(points)        </Track>
-                    <Notes>\(XMLText.escape("Rowing: \(s.erg), \(s.athlete.isEmpty ? "no athlete" : s.athlete)\(s.workout.isEmpty ? "" : ", " + s.workout)"))</Notes>
-                  </Lap>
+            \(laps)      <Notes>\(XMLText.escape("Rowing: \(s.erg), \(s.athlete.isEmpty ? "no athlete" : s.athlete)\(s.workout.isEmpty ? "" : ", " + s.workout)"))</Notes>
                 </Activity>
               </Activities>
             </TrainingCenterDatabase>
@@ -330,9 +374,12 @@ extension RunStore {
 
     // MARK: rows
 
+    /// A session with its strokes counted and its distance: the furthest stroke of each
+    /// interval, added up.
     static let ergSQL = """
-        SELECT s.*, COUNT(k.stroke) AS n, MAX(k.distance_m) AS dist
-        FROM erg_sessions s LEFT JOIN erg_strokes k ON k.session_id = s.id
+        SELECT s.*, (SELECT COUNT(*) FROM erg_strokes WHERE session_id = s.id) AS n,
+            (SELECT SUM(m) FROM (SELECT MAX(distance_m) AS m FROM erg_strokes WHERE session_id = s.id GROUP BY interval)) AS dist
+        FROM erg_sessions s
         """
 
     static func ergSession(_ id: Int64, _ db: Database) throws -> ErgSession? {

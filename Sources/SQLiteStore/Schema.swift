@@ -15,6 +15,7 @@ enum Schema {
     static let v8 = "v8-ski-tracks"
     static let v9 = "v9-vehicle-photos"
     static let v10 = "v10-erg-sessions"
+    static let v11 = "v11-erg-intervals"
 
     static func migrator() -> DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -299,6 +300,59 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration(v11) { db in
+            // Workouts of intervals: the PM5 starts its elapsed time and stroke count again
+            // at each interval, so strokes and samples are keyed by their interval too
+            // (those stored before are all of interval 1). A gap says the intervals of the
+            // strokes either side of it. SQLite cannot change a primary key in place: the
+            // two tables are made anew and their rows copied.
+            try db.execute(sql: """
+                CREATE TABLE erg_strokes_v11 (
+                    session_id INTEGER NOT NULL REFERENCES erg_sessions(id) ON DELETE CASCADE,
+                    interval INTEGER NOT NULL DEFAULT 1,
+                    stroke INTEGER NOT NULL,
+                    elapsed_cs INTEGER NOT NULL,
+                    wall_ms INTEGER NOT NULL,
+                    distance_m REAL NOT NULL,
+                    drive_length_m REAL NOT NULL,
+                    drive_time_s REAL NOT NULL,
+                    recovery_time_s REAL NOT NULL,
+                    stroke_distance_m REAL NOT NULL,
+                    peak_force_lbf REAL NOT NULL,
+                    average_force_lbf REAL NOT NULL,
+                    work_j REAL NOT NULL,
+                    power_w INTEGER,
+                    calories_per_hour INTEGER,
+                    force_curve TEXT NOT NULL DEFAULT '',
+                    PRIMARY KEY (session_id, interval, stroke, elapsed_cs)
+                ) WITHOUT ROWID;
+                INSERT INTO erg_strokes_v11 (session_id, interval, stroke, elapsed_cs, wall_ms, distance_m, drive_length_m, drive_time_s,
+                    recovery_time_s, stroke_distance_m, peak_force_lbf, average_force_lbf, work_j, power_w, calories_per_hour, force_curve)
+                    SELECT session_id, 1, stroke, elapsed_cs, wall_ms, distance_m, drive_length_m, drive_time_s, recovery_time_s,
+                        stroke_distance_m, peak_force_lbf, average_force_lbf, work_j, power_w, calories_per_hour, force_curve
+                    FROM erg_strokes;
+                DROP TABLE erg_strokes;
+                ALTER TABLE erg_strokes_v11 RENAME TO erg_strokes;
+                CREATE TABLE erg_samples_v11 (
+                    session_id INTEGER NOT NULL REFERENCES erg_sessions(id) ON DELETE CASCADE,
+                    interval INTEGER NOT NULL DEFAULT 1,
+                    elapsed_cs INTEGER NOT NULL,
+                    wall_ms INTEGER NOT NULL,
+                    distance_m REAL,
+                    pace_s REAL,
+                    stroke_rate INTEGER,
+                    heart_rate INTEGER,
+                    drag_factor INTEGER,
+                    PRIMARY KEY (session_id, interval, elapsed_cs)
+                ) WITHOUT ROWID;
+                INSERT INTO erg_samples_v11 (session_id, interval, elapsed_cs, wall_ms, distance_m, pace_s, stroke_rate, heart_rate, drag_factor)
+                    SELECT session_id, 1, elapsed_cs, wall_ms, distance_m, pace_s, stroke_rate, heart_rate, drag_factor FROM erg_samples;
+                DROP TABLE erg_samples;
+                ALTER TABLE erg_samples_v11 RENAME TO erg_samples;
+                ALTER TABLE erg_gaps ADD COLUMN last_interval INTEGER;
+                ALTER TABLE erg_gaps ADD COLUMN next_interval INTEGER;
+                """)
+        }
         return m
     }
 }
@@ -307,8 +361,14 @@ extension RunStore {
     /// Creates a database at `path` migrated only to v1 and runs `sql` in it: the fixture
     /// the migration tests upgrade, as a gate running the first release would have left it.
     static func createV1Database(path: String, sql: String) throws {
+        try createDatabase(path: path, upTo: Schema.v1, sql: sql)
+    }
+
+    /// Creates a database at `path` migrated only up to migration `last` and runs `sql` in
+    /// it: a database as an earlier release left it.
+    static func createDatabase(path: String, upTo last: String, sql: String) throws {
         let pool = try DatabasePool(path: path)
-        try Schema.migrator().migrate(pool, upTo: Schema.v1)
+        try Schema.migrator().migrate(pool, upTo: last)
         try pool.write { try $0.execute(sql: sql) }
     }
 }

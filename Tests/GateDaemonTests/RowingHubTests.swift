@@ -102,6 +102,35 @@ import WebUI
         }
     }
 
+    @Test("a workout of intervals is one session; when its summary never comes it is finished after the wait, and the next strokes are a new session")
+    func intervalsWithoutSummary() throws {
+        let (store, directory) = try Self.store("intervals")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = TestClock()
+        let hub = RowingHub(store: store, control: nil, source: "test", logger: Logger(label: "test"), clock: { clock() })
+        var intervals = PM5Piece()
+        intervals.intervals = [PM5Workout.Interval(.metres(500), restSeconds: 30), PM5Workout.Interval(.seconds(60), restSeconds: 30),
+                               PM5Workout.Interval(.metres(300), restSeconds: 0)]
+        intervals.sendsSummary = false
+        let truth = intervals.events()
+        Self.feed(truth.events, to: hub, clock: clock)
+        // Not yet: the summary may still come.
+        var sessions = try store.ergSessions()
+        #expect(sessions.count == 1 && sessions[0].endedWall == nil)
+        clock.set(truth.elapsed + RowingHub.summaryWait + 0.1)
+        hub.flush()
+        sessions = try store.ergSessions()
+        #expect(sessions.count == 1 && sessions[0].endedWall != nil && sessions[0].summary == nil)
+        #expect(try store.ergStrokes(sessionID: sessions[0].id).map(\.interval) == truth.intervalsArrived)
+        #expect(Set(truth.intervalsArrived) == [1, 2, 3])
+        var next = PM5Piece()
+        next.distance = 500
+        next.start = truth.elapsed + 30
+        Self.feed(next.events().events.filter { if case .connected = $0 { false } else { true } }, to: hub, clock: clock)
+        sessions = try store.ergSessions()
+        #expect(sessions.count == 2 && sessions[0].summary?.distance == 500)
+    }
+
     @Test("a workout set from the page goes to every connected erg as CSAFE frames; each reads it back and rows it, and its session carries the workout's name")
     func workoutReachesTheErgs() async throws {
         let (store, directory) = try Self.store("workout")

@@ -2,8 +2,8 @@
 // Rowing replays (the gpsd model): PM5 notification logs under Tests/RowingReplays played
 // through the hub into SQLite, the stored sessions checked against golden files. A change
 // to a .chk must say why in its commit. The logs are PM5Piece's synthetic pieces with
-// exact truth (no real PM5's log is at hand yet); SPRINTGATE_REBUILD_CHK=1 writes both
-// the logs and the golden files anew.
+// exact truth (no real PM5's log is at hand yet), steady pieces and workouts of intervals;
+// SPRINTGATE_REBUILD_CHK=1 writes both the logs and the golden files anew.
 
 import Foundation
 import GateDaemon
@@ -39,6 +39,19 @@ struct RowingReplayTests {
             a.pace = 105
             a.sampleRate = .tenthSecond
             return [a]
+        }()),
+        ("intervals", "erg 1 rows 4 × 500 m with 1:00 rest at 1:50/500 m, out of reach 260-350 s (across the end of interval 2 and its rest), every 29th stroke cut short; erg 2 rows 2 × 3:00 with 1:00 rest at 26/min and 1:55/500 m, and its PM5 sends no summary", {
+            var a = PM5Piece()
+            a.intervals = Array(repeating: PM5Workout.Interval(.metres(500), restSeconds: 60), count: 4)
+            a.outOfReach = 260...350
+            a.malformedEvery = 29
+            var b = PM5Piece()
+            b.erg = 2
+            b.strokeRate = 26
+            b.pace = 115
+            b.intervals = Array(repeating: PM5Workout.Interval(.seconds(180), restSeconds: 60), count: 2)
+            b.sendsSummary = false
+            return [a, b]
         }()),
     ]
 
@@ -86,8 +99,15 @@ struct RowingReplayTests {
         }
         RowingHubTests.feed(events, to: hub, clock: clock)
         for (p, truth) in zip(c.pieces, truths) {
-            let s = try #require(try store.ergSessions().first { $0.athlete == "Rower \(p.erg)" })
-            #expect(try store.ergStrokes(sessionID: s.id).map { UInt16($0.stroke) } == truth.strokesArrived)
+            // One session per erg: a workout of intervals is one piece.
+            let mine = try store.ergSessions().filter { $0.athlete == "Rower \(p.erg)" }
+            #expect(mine.count == 1)
+            let s = try #require(mine.first)
+            let strokes = try store.ergStrokes(sessionID: s.id)
+            #expect(strokes.map { UInt16($0.stroke) } == truth.strokesArrived)
+            #expect(strokes.map(\.interval) == truth.intervalsArrived)
+            // Every piece is finished: with its summary, or, where none came, after the wait.
+            #expect(s.endedWall != nil && (s.summary != nil) == p.sendsSummary)
         }
         let got = try Self.golden(store)
         let chk = Self.folder.appendingPathComponent(name + ".log.chk")

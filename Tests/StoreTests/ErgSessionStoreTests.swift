@@ -7,7 +7,8 @@ import Foundation
 import FoundationXML
 #endif
 import Rowing
-import SQLiteStore
+import GRDB
+@testable import SQLiteStore
 import Testing
 
 @Suite struct ErgSessionStoreTests {
@@ -111,8 +112,8 @@ import Testing
         let r = Self.recorded()
         try store.recordErg(sessionID: s.id, strokes: r.strokes, samples: r.samples, splits: r.splits, gaps: r.gaps, wallOffset: Self.start)
         let csv = try store.exportErgSession(id: s.id, .csv).split(separator: "\n")
-        #expect(csv.count == 16 && csv[0].hasPrefix("stroke,elapsed_s,distance_m"))
-        #expect(csv[1] == "1,2.50,10.0,1.40,0.80,1.70,10.00,180.0,110.0,600.0,201,900")
+        #expect(csv.count == 16 && csv[0].hasPrefix("interval,stroke,elapsed_s,distance_m"))
+        #expect(csv[1] == "1,1,2.50,10.0,1.40,0.80,1.70,10.00,180.0,110.0,600.0,201,900")
         let json = try store.exportErgSession(id: s.id, .json)
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         #expect(doc["format"] as? String == "sprintgate-erg-session")
@@ -126,6 +127,85 @@ import Testing
         let cadence = try xml.nodes(forXPath: "//*[local-name()='Cadence']").compactMap(\.stringValue)
         #expect(cadence.first == "24")
         #expect(tcx.contains("Ada &lt;A&amp;B&gt;"))
+    }
+
+    /// A recorder that took a workout of 4 × 500 m with a minute's rest from its PM5.
+    static func intervals() -> ErgRecorder {
+        var p = PM5Piece()
+        p.intervals = Array(repeating: PM5Workout.Interval(.metres(500), restSeconds: 60), count: 4)
+        var r = ErgRecorder()
+        for e in p.events().events {
+            switch e {
+            case .connected(let t, _): r.connected(at: t)
+            case .disconnected(let t, _): r.disconnected(at: t)
+            case .notification(let t, _, let c, let bytes): r.receive(characteristic: c, bytes, at: t)
+            }
+        }
+        return r
+    }
+
+    @Test func aWorkoutOfIntervalsIsOneSessionWithEachStrokeInItsInterval() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let s = try store.startErgSession(erg: "PM5 1", athlete: "Ada", workout: "4 × 500 m / 1:00", wallTime: Self.start)
+        let r = Self.intervals()
+        // Each interval counts its strokes from 1 at the same pace: the same stroke count and
+        // elapsed time come four times, one in each interval.
+        #expect(try store.recordErg(sessionID: s.id, strokes: r.strokes, samples: r.samples, splits: r.splits, gaps: r.gaps,
+                                    wallOffset: Self.start) == r.strokes.count)
+        #expect(try store.recordErg(sessionID: s.id, strokes: r.strokes, samples: r.samples, splits: r.splits, gaps: r.gaps,
+                                    wallOffset: Self.start) == 0)
+        try store.finishErgSession(id: s.id, summary: r.summary, more: r.summaryMore, wallTime: Self.start + 700)
+        let strokes = try store.ergStrokes(sessionID: s.id)
+        #expect(strokes.map(\.interval) == r.strokes.map(\.interval) && Set(strokes.map(\.interval)) == [1, 2, 3, 4])
+        // The session's distance is each interval's furthest stroke, added up.
+        let furthest = Dictionary(grouping: r.strokes, by: \.interval).values.map { $0.map(\.data.distance).max()! }.reduce(0, +)
+        let done = try store.ergSession(id: s.id)
+        #expect(abs(done.distance - furthest) < 0.01 && done.distance > 1900 && done.distance < 2000)
+        #expect(done.strokes == r.strokes.count && done.summary?.distance == 2000)
+        // Distances from the workout's start run on across the intervals.
+        #expect(zip(strokes, strokes.dropFirst()).allSatisfy { $0.workoutDistance < $1.workoutDistance })
+        #expect(try store.ergSplits(sessionID: s.id).map(\.number) == [1, 2, 3, 4])
+        // Samples: one per elapsed time in each interval; a rest keeps its last.
+        let samples = try store.read("count") { db in try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT interval) FROM erg_samples WHERE session_id = ?", arguments: [s.id]) }
+        #expect(samples == 4)
+        let csv = try store.exportErgSession(id: s.id, .csv).split(separator: "\n")
+        #expect(csv.dropFirst().filter { $0.hasPrefix("3,1,") }.count == 1)
+        let xml = try XMLDocument(data: Data(try store.exportErgSession(id: s.id, .tcx).utf8))
+        let laps = try xml.nodes(forXPath: "//*[local-name()='Lap']")
+        #expect(laps.count == 4)
+        let lapDistances = try xml.nodes(forXPath: "//*[local-name()='Lap']/*[local-name()='DistanceMeters']").compactMap(\.stringValue)
+        #expect(lapDistances == ["500.0", "500.0", "500.0", "500.0"])
+        let along = try xml.nodes(forXPath: "//*[local-name()='Trackpoint']/*[local-name()='DistanceMeters']").compactMap { Double($0.stringValue ?? "") }
+        #expect(along.count == strokes.count && zip(along, along.dropFirst()).allSatisfy { $0 < $1 } && along.last! > 1900)
+    }
+
+    @Test func aDatabaseOfTheFirstRowingReleaseMigrates() throws {
+        let dir = TempDir()
+        try RunStore.createDatabase(path: dir.dbPath, upTo: "v10-erg-sessions", sql: """
+            INSERT INTO erg_sessions (id, erg, athlete, workout, started_wall_ms) VALUES (1, 'PM5 1', 'Ada', '2000 m', 1780000000000);
+            INSERT INTO erg_strokes (session_id, stroke, elapsed_cs, wall_ms, distance_m, drive_length_m, drive_time_s, recovery_time_s,
+                stroke_distance_m, peak_force_lbf, average_force_lbf, work_j, power_w) VALUES
+                (1, 1, 250, 1780000002500, 10, 1.4, 0.8, 1.7, 10, 180, 110, 600, 201),
+                (1, 2, 500, 1780000005000, 20, 1.4, 0.8, 1.7, 10, 180, 110, 600, 202);
+            INSERT INTO erg_samples (session_id, elapsed_cs, wall_ms, stroke_rate) VALUES (1, 260, 1780000002600, 24);
+            INSERT INTO erg_gaps (session_id, from_wall_ms, to_wall_ms, last_stroke, next_stroke) VALUES (1, 1780000006000, 1780000010000, 2, 5);
+            """)
+        let store = try RunStore(path: dir.dbPath, logger: quietLog)
+        #expect(try store.integrityCheck() == ["ok"])
+        let strokes = try store.ergStrokes(sessionID: 1)
+        #expect(strokes.map(\.interval) == [1, 1] && strokes.map(\.power) == [201, 202] && strokes.map(\.workoutDistance) == [10, 20])
+        #expect(try store.ergSession(id: 1).distance == 20 && store.ergSession(id: 1).strokes == 2)
+        let gaps = try store.ergGaps(sessionID: 1)
+        #expect(gaps.count == 1 && gaps[0].missedStrokes == 2 && gaps[0].lastInterval == nil)
+        // Strokes of a second interval with the same counts go in beside them.
+        var r = ErgRecorder()
+        r.receive(.generalStatus(GeneralStatus(elapsed: 0, distance: 0, workoutType: 7, intervalType: 1, workoutState: 5, rowingState: 1,
+                                               strokeState: 1, totalWorkDistance: 0, workoutDuration: 500, workoutDurationType: 0x80,
+                                               dragFactor: 120)), at: 0)
+        #expect(r.intervals)
+        #expect(try store.recordErg(sessionID: 1, strokes: [], samples: r.samples, wallOffset: Self.start) == 0)
+        #expect(try store.read("rows") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM erg_samples") } == 2)
     }
 
     @Test func whatIsRefused() throws {

@@ -134,7 +134,7 @@ import Testing
                 VALUES (1, 1, 30, 3600000000, 3600000000, 8.33, 1000000);
             """)
         let store = try RunStore(path: dir.dbPath, logger: quietLog)
-        #expect(try store.appliedMigrations().count == 10)
+        #expect(try store.appliedMigrations().count == 11)
         #expect(try store.integrityCheck() == ["ok"])
         #expect(try store.history().allSatisfy { $0.photoGates.isEmpty })
         #expect(try store.count() == 2)
