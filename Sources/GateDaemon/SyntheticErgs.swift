@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A row of synthetic PM5s for the demo and the tests: each rows steady pieces
-// (`PM5Piece`) played in real time, or faster, into a rowing hub, and takes workouts as a
+// A row of synthetic PM5s for the demo and the tests: each rows steady pieces and
+// workouts of intervals (`PM5Piece`) played in real time, or faster, into a rowing hub, and takes workouts as a
 // PM5 does, from the CSAFE frames the hub writes.
 
 import Foundation
@@ -8,8 +8,8 @@ public import Rowing
 
 /// Synthetic ergs, numbered from 1, on a thread of their own. Every erg starts a 2000 m
 /// piece at once; a workout set from the page starts a new piece of its length on each erg
-/// that took it (a time is rowed at the erg's pace; intervals are rowed back to back, their
-/// rests left out), after a 3-second countdown. Erg 2 sends every 37th stroke cut short;
+/// that took it (a time is rowed at the erg's pace; intervals with their rests, as a PM5
+/// reports them), after a 3-second countdown. Erg 2 sends every 37th stroke cut short;
 /// erg 3 is out of reach for 8 seconds of each piece. Status comes ten times a second. Between pieces an erg reports its
 /// status once a second, as an idle PM5 does.
 public final class SyntheticErgs: ErgControl, @unchecked Sendable {
@@ -22,7 +22,7 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
     /// Guarded by `lock`: each erg's events still to send, in time order, and its readers.
     private var queues: [Int: [PM5LogEvent]] = [:]
     private var readers: [Int: PM5WorkoutReader] = [:]
-    private var lastStatus: [Int: (t: Double, elapsed: Double, distance: Double)] = [:]
+    private var lastStatus: [Int: (t: Double, elapsed: Double, distance: Double, type: UInt8)] = [:]
     private var thread: Thread?
     private var stopping = false
 
@@ -36,11 +36,12 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
         self.deliver = deliver
     }
 
-    /// The erg's piece of `metres` starting at hub time `start`.
-    func piece(erg: Int, metres: Double, start: Double) -> [PM5LogEvent] {
+    /// The erg's piece of `metres`, or its workout of `intervals`, starting at hub time `start`.
+    func piece(erg: Int, metres: Double, intervals: [PM5Workout.Interval] = [], start: Double) -> [PM5LogEvent] {
         var p = PM5Piece()
         p.erg = erg
         p.distance = metres
+        p.intervals = intervals
         // Each erg a little slower than the one before it, at its own rate.
         p.pace = 100 + 2.5 * Double(erg - 1)
         p.strokeRate = 30 - Double((erg - 1) % 4)
@@ -49,7 +50,8 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
         p.sampleRate = .tenthSecond
         if erg == 2 { p.malformedEvery = 37 }
         if erg == 3 {
-            let mid = metres / (500 / p.pace) / 2
+            let rests = Double(intervals.reduce(0) { $0 + $1.restSeconds })
+            let mid = (metres / (500 / p.pace) + rests) / 2
             p.outOfReach = mid...(mid + 8)
         }
         // Piece seconds to hub seconds.
@@ -93,17 +95,17 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
                     for e in due where e.erg == erg {
                         if case .notification(let t, _, let c, let bytes) = e, c == PM5Characteristic.generalStatus.rawValue,
                            case .generalStatus(let g)? = try? PM5Data.decode(characteristic: c, bytes) {
-                            lastStatus[erg] = (t, g.elapsed, g.distance)
+                            lastStatus[erg] = (t, g.elapsed, g.distance, g.workoutType)
                         }
                     }
                     // Idle between pieces: its status once a second.
                     if q.isEmpty, let last = lastStatus[erg], now - last.t >= 1 {
-                        let g = GeneralStatus(elapsed: last.elapsed, distance: last.distance, workoutType: 3, intervalType: 1,
+                        let g = GeneralStatus(elapsed: last.elapsed, distance: last.distance, workoutType: last.type, intervalType: 1,
                                               workoutState: PM5WorkoutState.workoutEnd.rawValue, rowingState: 0, strokeState: 0,
                                               totalWorkDistance: last.distance, workoutDuration: 0, workoutDurationType: 0x80, dragFactor: 120)
                         let (c, bytes) = PM5Data.generalStatus(g).encoded
                         due.append(.notification(t: now, erg: erg, characteristic: c, bytes: bytes))
-                        lastStatus[erg] = (now, last.elapsed, last.distance)
+                        lastStatus[erg] = (now, last.elapsed, last.distance, last.type)
                     }
                 }
                 return stopping
@@ -142,7 +144,11 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
                     case .intervals(let list): list.reduce(0) { $0 + metres($1.work) }
                     }
                     // The countdown on the PM5's screen, then the piece.
-                    queues[erg] = piece(erg: erg, metres: length, start: clock() + 3)
+                    if case .intervals(let list) = w {
+                        queues[erg] = piece(erg: erg, metres: length, intervals: list, start: clock() + 3)
+                    } else {
+                        queues[erg] = piece(erg: erg, metres: length, start: clock() + 3)
+                    }
                 }
             }
             return answers

@@ -162,5 +162,22 @@ import WebUI
         // The 2000 m pieces under way when the workout came are kept, cut short (or whole,
         // on a machine so loaded that a piece ended before the workout was set).
         #expect(try store.ergSessions(workout: "").allSatisfy { $0.summary == nil ? $0.distance < 2000 : $0.summary?.distance == 2000 })
+        // Intervals with rests: one session per erg, its strokes in both intervals.
+        let twice = try hub.program(.intervals(Array(repeating: PM5Workout.Interval(.metres(100), restSeconds: 20), count: 2)))
+        #expect(twice.allSatisfy { $0.accepted })
+        let name = try #require(hub.rowingLive().workout)
+        let later = Date().addingTimeInterval(60)
+        while Date() < later {
+            hub.flush()
+            done = try store.ergSessions(workout: name).filter { $0.summary != nil }
+            if done.count == 3 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(done.count == 3 && done.allSatisfy { $0.summary?.distance == 200 })
+        #expect(try store.ergSessions(workout: name).count == 3)
+        for s in done {
+            let intervals = Set(try store.ergStrokes(sessionID: s.id).map(\.interval))
+            #expect(intervals == [1, 2], "\(s.erg)")
+        }
     }
 }
