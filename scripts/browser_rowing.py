@@ -7,7 +7,9 @@
 # its tile, and "500 m" is set on all ergs from the page with the PIN: the hub writes the
 # workout as CSAFE frames, each synthetic erg reads them back and rows 500 m. Erg 1's
 # finished session is listed under the athlete with the workout's name and 500 m, its CSV
-# and TCX exports are read, and the wall-screen view is shown. Prints how long a
+# and TCX exports are read. Then 2 × 100 m with rests is set: erg 1's tile shows each
+# interval and the rest, and its session is one with strokes in both intervals. The
+# wall-screen view is shown last. Prints how long a
 # notification took from the hub to its tile (p50, p99) and saves docs/rowing.png.
 # With --latency SECONDS it only watches the board that long and prints that figure (the
 # benchmark: scripts/rowing-latency).
@@ -130,6 +132,33 @@ print(f"ok: session {s['id']}: {s['strokes']} strokes, {s['summary']['distance']
 cut = [x for x in json.loads(get("/api/rowing/sessions")) if x["workout"] == "" and not x.get("summary")]
 if len(cut) < 8:
     raise SystemExit(f"FAIL: {len(cut)} cut-short 2000 m pieces stored, 8 expected")
+
+# Intervals from the page: 2 × 100 m with 30 s rest. Erg 1's tile shows the interval and
+# the rest; its session is one, with strokes in both intervals.
+js("document.getElementById('r-kind').value = 'intervals'; document.getElementById('r-kind').dispatchEvent(new Event('change'));"
+   "document.getElementById('r-amount').value = '100'; document.getElementById('r-count').value = '2';"
+   "document.getElementById('r-rest').value = '30'; document.getElementById('r-set').click()")
+until("/Set: 2 × 100 m .* on 8 of 8 ergs/.test(document.getElementById('r-workout').textContent)", "the intervals were not taken by all 8 ergs")
+workout = js("document.getElementById('r-workout').textContent")
+until("/^interval 1/.test(document.querySelector('#erg-1 .state').textContent)", "erg 1's tile does not show interval 1", 15)
+until("/^rest after interval 1/.test(document.querySelector('#erg-1 .state').textContent) && !!document.querySelector('#erg-1.resting')",
+      "erg 1's tile does not show its rest", 30)
+until("/^interval 2/.test(document.querySelector('#erg-1 .state').textContent)", "erg 1's tile does not show interval 2", 30)
+until("!!document.querySelector('#erg-1.finished')", "erg 1 did not finish its intervals", 60)
+name = workout.split("Set: ", 1)[1].split(" on 8 of", 1)[0]
+def intervals_done():
+    got = [x for x in json.loads(get("/api/rowing/sessions?athlete=" + urllib.parse.quote("Ada Lovelace"))) if x["workout"] == name]
+    return got if got and got[0].get("summary") else None
+deadline = time.time() + 20
+while not intervals_done() and time.time() < deadline:
+    time.sleep(0.3)
+got = intervals_done()
+if not got or len(got) != 1 or abs(got[0]["summary"]["distance"] - 200) > 0.01:
+    raise SystemExit(f"FAIL: erg 1's intervals are not one finished session of 200 m: {got}")
+detail = json.loads(get(f"/api/rowing/sessions/{got[0]['id']}"))
+if sorted({st["interval"] for st in detail["strokes"]}) != [1, 2]:
+    raise SystemExit(f"FAIL: the intervals' strokes are not in intervals 1 and 2: {[st['interval'] for st in detail['strokes']]}")
+print(f"ok: {name} set from the page; erg 1's tile showed each interval and the rest; one session of {got[0]['strokes']} strokes in 2 intervals")
 
 # Notification to tile: what the page measured (the ergs row faster than real time here).
 latency("8 ergs rowing faster than real time")

@@ -182,11 +182,11 @@ final class EmulatedPM5: @unchecked Sendable {
 @Suite("Bluetooth LE on btvirt's virtual controllers", .serialized, .enabled(if: BluetoothRig.available))
 enum BluetoothRigTests {
     struct BlueZATTRigTests {
-        @Test("a PM5 emulated on hci1 and the hub on hci0: discovered, subscribed, every stroke that arrived whole recorded, a workout taken")
+        @Test("a PM5 emulated on hci1 and the hub on hci0: discovered, subscribed, a workout of intervals with rests played; every stroke that arrived whole recorded in its interval, a workout taken")
         func pm5OverTheKernel() throws {
             try BluetoothRig.fresh()
             var piece = PM5Piece()
-            piece.distance = 500
+            piece.intervals = Array(repeating: PM5Workout.Interval(.metres(250), restSeconds: 20), count: 3)
             piece.malformedEvery = 17
             let pm5 = try EmulatedPM5(controller: 1, serial: "430123456", piece: piece)
             defer { pm5.stop() }
@@ -219,8 +219,10 @@ enum BluetoothRigTests {
             }
             #expect(ready && info[0x0012] == "430123456" && info[0x0015] == "Concept2")
             #expect(recorder.strokes.map(\.data.strokeCount) == truth.strokesArrived)
+            #expect(recorder.strokes.map(\.interval) == truth.intervalsArrived && Set(truth.intervalsArrived) == [1, 2, 3])
+            #expect(recorder.restarts == 0 && recorder.zeroedStrokes == 2 && recorder.splits.map(\.splitNumber) == [1, 2, 3])
             #expect(recorder.dropped == truth.malformed && truth.malformed > 0)
-            #expect(recorder.summary?.distance == 500)
+            #expect(recorder.summary?.distance == 750)
             // A workout for all ergs, written as the hub writes it.
             let w = PM5Workout.distance(metres: 2000, split: 500)
             for f in try w.frames() { try handle(link.writeControl(f)) }

@@ -12,7 +12,7 @@ import Testing
         let store = try openStore(dir)
         #expect(try store.appliedMigrations() == ["v1-sessions-runs-athletes", "v2-photos-bests-presets", "v3-gate-photos", "v4-gate-frames", "v5-athlete-colours",
                                                     "v6-photo-scale-corrections", "v7-gps-garage", "v8-ski-tracks", "v9-vehicle-photos",
-                                                    "v10-erg-sessions"])
+                                                    "v10-erg-sessions", "v11-erg-intervals"])
         #expect(try store.integrityCheck() == ["ok"])
         // WAL mode leaves a -wal file beside the database once something is written.
         _ = try store.write(sampleRun(seconds: 3.5, wall: wallMs(2026, 6, 1)))

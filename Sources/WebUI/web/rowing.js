@@ -33,7 +33,8 @@ function ergCurve(points) {
 
 // `device`: another hub's erg (MQTT), shown and not assigned from here.
 function ergTile(t, device) {
-  const d = el("div", undefined, "erg-tile" + (t.stale ? " stale" : "") + (t.finished ? " finished" : "") + (device ? " remote" : ""));
+  const d = el("div", undefined, "erg-tile" + (t.stale ? " stale" : "") + (t.finished ? " finished" : "") + (t.resting ? " resting" : "") +
+                                  (device ? " remote" : ""));
   d.id = device ? "erg-" + device + "-" + t.erg : "erg-" + t.erg;
   d.dataset.erg = t.erg;
   const who = el("div", (device ? device + " · " : "") + (t.athlete || (device ? "nobody" : "nobody — tap to assign")), "who");
@@ -41,7 +42,9 @@ function ergTile(t, device) {
     who.onclick = () => ergAssign(t);
     who.setAttribute("role", "button");
   }
-  const state = (!t.connected ? "out of reach" : t.stale ? "nothing heard" : t.finished ? "finished" : "rowing") +
+  // In a workout of intervals the elapsed time and distance are the interval's.
+  const rowingNow = t.interval ? (t.resting ? "rest after interval " : "interval ") + t.interval : "rowing";
+  const state = (!t.connected ? "out of reach" : t.stale ? "nothing heard" : t.finished ? "finished" : rowingNow) +
     (t.gaps ? " · " + count(t.gaps, "gap", "gaps") : "");
   const figs = el("div", undefined, "figs");
   figs.append(el("span", ergClock(t.elapsed, false), "elapsed"), el("span", fmt(t.distance, 0) + " m", "distance"),
