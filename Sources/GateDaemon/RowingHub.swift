@@ -203,10 +203,11 @@ public final class RowingHub: RowingDesk, Sendable {
             let e = event.erg
             guard !s.removed.contains(e) else { return }
             // A stroke after the summary, or a stroke count that starts again outside a
-            // workout of intervals under way: a new piece.
+            // workout of intervals under way: a new piece. So is any new stroke once the
+            // piece is stored finished (its summary never came, and rowing went on).
             if case .notification(let t, _, let c, let bytes) = event, c == PM5Characteristic.strokeData.rawValue,
-               case .strokeData(let stroke)? = try? PM5Data.decode(characteristic: c, bytes),
-               s.hub.ergs[e]?.recorder.beginsNewPiece(stroke) ?? false {
+               case .strokeData(let stroke)? = try? PM5Data.decode(characteristic: c, bytes), let recorder = s.hub.ergs[e]?.recorder,
+               recorder.beginsNewPiece(stroke) || (s.pieces[e]?.finished ?? false) && recorder.isNewStroke(stroke) {
                 Self.close(erg: e, at: t, &s)
             }
             s.hub.apply(event)

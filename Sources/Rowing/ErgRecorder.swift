@@ -102,8 +102,9 @@ public struct ErgRecorder: Sendable {
     public private(set) var workoutType: UInt8?
     /// The interval being rowed, from 1.
     public private(set) var interval = 1
-    /// Recorder seconds of the first general status saying the workout was over, while
-    /// it still says so: a piece whose summary never comes is closed some time after it.
+    /// Recorder seconds of the first general status, since the last stroke, saying the
+    /// workout was over (ended, terminated, logged, rearmed, or waiting to begin after
+    /// strokes): a piece whose summary never comes is closed some time after it.
     public private(set) var endedAt: Double?
     /// The interval the PM5 says is under way, at least: the one after the last interval
     /// number it sent (0x0037, sent as a rest ends), or its interval count (0x0033, which
@@ -169,10 +170,10 @@ public struct ErgRecorder: Sendable {
                 intervalEnded = true
             }
             keep(t, data)
-            if s.state?.finished ?? false {
-                if endedAt == nil { endedAt = t }
-            } else {
-                endedAt = nil
+            // Why not cleared by the states that follow: the PM5 goes on from the end to
+            // logged, rearmed and waiting; only a stroke says rowing went on.
+            if let state = s.state, state.finished || state == .rearm || (state == .waitToBegin && !strokes.isEmpty), endedAt == nil {
+                endedAt = t
             }
         case .additionalStatus(let s):
             keep(t, data)
@@ -250,7 +251,7 @@ public struct ErgRecorder: Sendable {
         if last.data.strokeCount == s.strokeCount && last.data.elapsed == s.elapsed { return false }
         if summary != nil { return true }
         guard s.strokeCount < last.data.strokeCount else { return false }
-        return !(intervals && endedAt == nil && live.workoutState != .waitToBegin)
+        return !(intervals && endedAt == nil)
     }
 
     /// Whether `s` is the first stroke of the next interval in a workout of intervals: the
@@ -268,6 +269,10 @@ public struct ErgRecorder: Sendable {
     private func inThisInterval(_ s: StrokeData) -> Bool {
         strokes.reversed().prefix { $0.interval == interval }.contains { $0.data.strokeCount == s.strokeCount && $0.data.elapsed == s.elapsed }
     }
+
+    /// Whether stroke data `s` would be recorded as a stroke of its own: not the zeroed
+    /// data of a rest's end, nor a stroke sent again.
+    public func isNewStroke(_ s: StrokeData) -> Bool { !s.zeroed && !isRepeat(s) }
 
     /// A stroke already recorded, sent again (the PM5 resends its last after a reconnect).
     private func isRepeat(_ s: StrokeData) -> Bool {
@@ -306,6 +311,7 @@ public struct ErgRecorder: Sendable {
         }
         strokes.append(StrokeRecord(receivedAt: t, data: s, interval: interval))
         intervalEnded = false
+        endedAt = nil
         live.strokes = strokes.count
         live.distance = s.distance
         live.elapsed = s.elapsed

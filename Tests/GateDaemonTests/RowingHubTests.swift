@@ -102,7 +102,7 @@ import WebUI
         }
     }
 
-    @Test("a workout of intervals is one session; when its summary never comes it is finished after the wait, and the next strokes are a new session")
+    @Test("a workout of intervals is one session; when its summary never comes it is finished after the wait, and strokes after it, going on or starting again, are new sessions")
     func intervalsWithoutSummary() throws {
         let (store, directory) = try Self.store("intervals")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -123,12 +123,27 @@ import WebUI
         #expect(sessions.count == 1 && sessions[0].endedWall != nil && sessions[0].summary == nil)
         #expect(try store.ergStrokes(sessionID: sessions[0].id).map(\.interval) == truth.intervalsArrived)
         #expect(Set(truth.intervalsArrived) == [1, 2, 3])
+        // Strokes going on from the last one after the piece was finished are not lost:
+        // they begin a session of their own.
+        let last = try #require(store.ergStrokes(sessionID: sessions[0].id).last)
+        for k in 1...3 {
+            let t = truth.elapsed + RowingHub.summaryWait + 2 * Double(k)
+            clock.set(t)
+            let more = StrokeData(elapsed: last.elapsed + 2.5 * Double(k), distance: last.distance + 11 * Double(k), driveLength: 1.4,
+                                  driveTime: 0.8, recoveryTime: 1.7, strokeDistance: 11, peakDriveForce: 180, averageDriveForce: 110,
+                                  workPerStroke: 600, strokeCount: UInt16(last.stroke + k))
+            let (c, bytes) = PM5Data.strokeData(more).encoded
+            hub.apply(.notification(t: t, erg: 1, characteristic: c, bytes: bytes))
+        }
+        hub.flush()
+        sessions = try store.ergSessions()
+        #expect(sessions.count == 2 && sessions[0].strokes == 3)
         var next = PM5Piece()
         next.distance = 500
-        next.start = truth.elapsed + 30
+        next.start = truth.elapsed + 30 + RowingHub.summaryWait
         Self.feed(next.events().events.filter { if case .connected = $0 { false } else { true } }, to: hub, clock: clock)
         sessions = try store.ergSessions()
-        #expect(sessions.count == 2 && sessions[0].summary?.distance == 500)
+        #expect(sessions.count == 3 && sessions[0].summary?.distance == 500)
     }
 
     @Test("a workout set from the page goes to every connected erg as CSAFE frames; each reads it back and rows it, and its session carries the workout's name")
