@@ -268,10 +268,10 @@ let package = Package(
             dependencies: ["CLinuxSys", "GateCore"],
             swiftSettings: strictSettings
         ),
-        // Writes runs until killed: the results database's power-loss test SIGKILLs it mid-write.
+        // Writes runs (or ski fixes, or erg strokes) until killed: the results database's power-loss test SIGKILLs it mid-write.
         .executableTarget(
             name: "StoreCrashWriter",
-            dependencies: ["GateCore", "SQLiteStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GateCore", "SQLiteStore", "Rowing", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "ClockSyncTests", dependencies: ["GateCore", "ClockSync"], exclude: ["Recordings"],

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes runs into a results database until killed; the power-loss test SIGKILLs it mid-write.
 //
-// Usage: StoreCrashWriter [--ski] DB_PATH [FIRST_WALL_MS]
+// Usage: StoreCrashWriter [--ski | --erg] DB_PATH [FIRST_WALL_MS]
 // Prints `committed ID` on stdout (flushed) after each run the store has committed. Every
 // run has `splitsPerRun` splits and `crossingsPerRun` crossings, so a reader can tell a
 // half-written run from a whole one.
@@ -11,6 +11,7 @@ import Glibc
 #endif
 import GateCore
 import Logging
+import Rowing
 import SQLiteStore
 
 /// Shape of every run written; the test checks each stored run has exactly these.
@@ -52,8 +53,48 @@ if args.count >= 3, args[1] == "--ski" {
         exit(1)
     }
 }
+// `--erg`: the rowing hub's writes instead: a new session (as the hub starts one after a
+// restart) for a workout of intervals (`ergWorkout`) recorded from its PM5, its strokes,
+// status samples and interval data stored `ergBatch` strokes at a time; `committed N` is
+// the number of this session's strokes stored so far.
+let ergBatch = 5
+/// Matches `ergWorkout` in Tests/StoreTests/PowerLossTests.swift.
+func ergWorkout() -> PM5Piece {
+    var p = PM5Piece()
+    p.intervals = Array(repeating: PM5Workout.Interval(.metres(500), restSeconds: 60), count: 20)
+    return p
+}
+if args.count >= 3, args[1] == "--erg" {
+    args.remove(at: 1)
+    do {
+        let store = try RunStore(path: args[1], logger: Logger(label: "sprintgate.store"))
+        let session = try store.startErgSession(erg: "PM5 crash", athlete: "", workout: "20 × 500 m", wallTime: 1_780_000_000)
+        var recorder = ErgRecorder()
+        var stored = 0, samples = 0, splits = 0
+        for e in ergWorkout().events().events {
+            switch e {
+            case .connected(let t, _): recorder.connected(at: t)
+            case .disconnected(let t, _): recorder.disconnected(at: t)
+            case .notification(let t, _, let c, let bytes): recorder.receive(characteristic: c, bytes, at: t)
+            }
+            guard recorder.strokes.count >= stored + ergBatch else { continue }
+            try store.recordErg(sessionID: session.id, strokes: Array(recorder.strokes[stored ..< stored + ergBatch]),
+                                samples: Array(recorder.samples[samples...]), splits: Array(recorder.splits[splits...]), gaps: recorder.gaps,
+                                wallOffset: 1_780_000_000)
+            stored += ergBatch
+            samples = recorder.samples.count
+            splits = recorder.splits.count
+            say("committed \(stored)", fd: 1)
+        }
+        // The workout is over: wait for the kill.
+        while true { sleep(1) }
+    } catch {
+        say("\(error)", fd: 2)
+        exit(1)
+    }
+}
 guard args.count >= 2 else {
-    say("usage: StoreCrashWriter [--ski] DB_PATH [FIRST_WALL_MS]", fd: 2)
+    say("usage: StoreCrashWriter [--ski | --erg] DB_PATH [FIRST_WALL_MS]", fd: 2)
     exit(2)
 }
 let firstWall = args.count >= 3 ? Int64(args[2]) ?? 1_780_000_000_000 : 1_780_000_000_000

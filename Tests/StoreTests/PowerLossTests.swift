@@ -3,6 +3,7 @@
 
 import Foundation
 import GateCore
+import Rowing
 import SQLiteStore
 import Testing
 
@@ -26,10 +27,11 @@ import Testing
 
     /// Runs the writer until it has reported `atLeast` commits plus a random extra delay,
     /// SIGKILLs it, and returns the ids it reported as committed.
-    static func runAndKill(writer: String, db: String, firstWall: Int64, atLeast: Int, extraMs: Int, ski: Bool = false) throws -> [Int64] {
+    static func runAndKill(writer: String, db: String, firstWall: Int64, atLeast: Int, extraMs: Int, ski: Bool = false,
+                           erg: Bool = false) throws -> [Int64] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: writer)
-        p.arguments = ski ? ["--ski", db] : [db, String(firstWall)]
+        p.arguments = ski ? ["--ski", db] : erg ? ["--erg", db] : [db, String(firstWall)]
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -114,6 +116,48 @@ import Testing
             #expect(stored % 10 == 0, "round \(round): \(stored) fixes: a batch was torn")
             let times = try store.skiPoints(trackID: tracks.first?.id ?? 0).map(\.timeNs)
             #expect(times == (0 ..< Int64(stored)).map { 1_780_000_000_000_000_000 + $0 * 100_000_000 }, "round \(round): fixes missing or doubled")
+        }
+    }
+
+    /// Matches `ergWorkout` and `ergBatch` in Sources/StoreCrashWriter.
+    static func ergWorkout() -> PM5Piece {
+        var p = PM5Piece()
+        p.intervals = Array(repeating: PM5Workout.Interval(.metres(500), restSeconds: 60), count: 20)
+        return p
+    }
+    static let ergBatch = 5
+
+    @Test(.timeLimit(.minutes(3))) func killedErgHubLosesNoCommittedStrokeAndTearsNone() throws {
+        guard let writer = Self.writerPath() else {
+            Issue.record("StoreCrashWriter is not built: run `swift build --product StoreCrashWriter` or set SPRINTGATE_CRASH_WRITER")
+            return
+        }
+        let dir = TempDir()
+        var seed = UInt64(ProcessInfo.processInfo.environment["SPRINTGATE_TEST_SEED"].flatMap(UInt64.init) ?? UInt64(Date().timeIntervalSince1970))
+        print("erg power-loss test seed \(seed) (SPRINTGATE_TEST_SEED to reproduce)")
+        // The workout's strokes in order, as (interval, stroke count).
+        let truth = Self.ergWorkout().events()
+        let sequence = zip(truth.intervalsArrived, truth.strokesArrived).map { [$0, Int($1)] }
+        var before: [Int64: Int] = [:]
+        for round in 0..<4 {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            let counts = try Self.runAndKill(writer: writer, db: dir.dbPath, firstWall: 0, atLeast: 20, extraMs: Int((seed >> 33) % 40), erg: true)
+            #expect(counts.count >= 20, "round \(round): the writer reported only \(counts.count) commits")
+            let store = try RunStore(path: dir.dbPath, logger: quietLog)
+            #expect(try store.integrityCheck() == ["ok"], "round \(round)")
+            let sessions = try store.ergSessions()
+            #expect(sessions.count == round + 1, "round \(round): \(sessions.count) sessions")
+            // The earlier rounds' sessions are as they were.
+            for s in sessions where before[s.id] != nil { #expect(s.strokes == before[s.id], "round \(round): session \(s.id) changed") }
+            let newest = try #require(sessions.first)
+            let strokes = try store.ergStrokes(sessionID: newest.id).map { [$0.interval, $0.stroke] }
+            print("erg power-loss round \(round): \(strokes.count) strokes stored, \(counts.last ?? 0) reported before the kill")
+            // Every stroke reported is there, once, in order; whole batches only.
+            #expect(strokes.count >= Int(counts.last ?? 0), "round \(round): \(strokes.count) strokes stored, \(counts.last ?? 0) reported")
+            #expect(strokes.count % Self.ergBatch == 0, "round \(round): \(strokes.count) strokes: a batch was torn")
+            #expect(strokes == Array(sequence.prefix(strokes.count)), "round \(round): strokes missing, doubled or out of order")
+            #expect(Set(strokes.map { $0[0] }).count > 1, "round \(round): the kill came before a second interval")
+            before = Dictionary(uniqueKeysWithValues: sessions.map { ($0.id, $0.strokes) })
         }
     }
 }
