@@ -35,7 +35,8 @@ public protocol ErgPicker: Sendable {
 /// ends with the PM5's summary, a new workout set from the page, or a stroke count that
 /// starts again (a workout begun on the erg itself) outside the intervals of a workout of
 /// intervals. A piece whose workout ended without a summary (real PM5s have been seen to
-/// leave it out) is finished `summaryWait` seconds after the end. Each piece of a rowed erg is one
+/// leave it out) is finished `summaryWait` seconds after the end, with figures the hub
+/// makes from its record. Each piece of a rowed erg is one
 /// session in the database, its athlete and workout those of the erg when it was stored
 /// first.
 public final class RowingHub: RowingDesk, Sendable {
@@ -422,7 +423,10 @@ public final class RowingHub: RowingDesk, Sendable {
         let endedLongAgo = r.endedAt.map { clock() - $0 >= Self.summaryWait } ?? false
         guard r.summary != nil || closing || endedLongAgo else { return (p, nil) }
         let end = (r.strokes.last?.receivedAt ?? clock()) + wallOffset
-        try store.finishErgSession(id: id, summary: r.summary, more: r.summaryMore, wallTime: max(end, r.live.lastHeard.map { $0 + wallOffset } ?? end))
+        // A workout that ended without the PM5's summary gets the hub's, from its record.
+        let recorded = r.summary == nil && r.endedAt != nil ? r.recordedSummary() : nil
+        try store.finishErgSession(id: id, summary: r.summary ?? recorded, more: r.summaryMore,
+                                   wallTime: max(end, r.live.lastHeard.map { $0 + wallOffset } ?? end), fromRecord: recorded != nil)
         p.finished = true
         return (p, try store.ergSession(id: id))
     }

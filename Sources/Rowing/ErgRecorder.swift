@@ -270,6 +270,55 @@ public struct ErgRecorder: Sendable {
         strokes.reversed().prefix { $0.interval == interval }.contains { $0.data.strokeCount == s.strokeCount && $0.data.elapsed == s.elapsed }
     }
 
+    /// The workout's figures from what was recorded, for a workout that ended without the
+    /// PM5's summary (real PM5s have been seen to leave it out): each interval's time and
+    /// distance from its data (0x0037) where it came, else from the furthest stroke or
+    /// status sample of it; the mean stroke rate and drag factor of the status while
+    /// rowing, and its heart rates. Nil before any stroke. The log date and time are 0.
+    public func recordedSummary() -> WorkoutSummary? {
+        guard let last = strokes.last else { return nil }
+        var time = 0.0, distance = 0.0
+        let intervalsRowed = intervals ? max(last.interval, interval) : 1
+        for k in 1...intervalsRowed {
+            if intervals, let data = splits.last(where: { Int($0.splitNumber) == k }) {
+                time += data.splitTime
+                distance += data.splitDistance
+                continue
+            }
+            var t = 0.0, d = 0.0
+            for r in strokes where r.interval == k {
+                t = max(t, r.data.elapsed)
+                d = max(d, r.data.distance)
+            }
+            for (_, data, i) in samples where i == k {
+                if case .generalStatus(let g) = data, g.state != .intervalRest {
+                    t = max(t, g.elapsed)
+                    d = max(d, g.distance)
+                }
+            }
+            time += t
+            distance += d
+        }
+        var rates: [Double] = [], drags: [Double] = [], hearts: [UInt8] = []
+        for (_, data, _) in samples {
+            switch data {
+            case .additionalStatus(let a) where a.strokeRate > 0:
+                rates.append(Double(a.strokeRate))
+                if let h = a.heartRate { hearts.append(h) }
+            case .generalStatus(let g) where g.dragFactor > 0 && g.rowing:
+                drags.append(Double(g.dragFactor))
+            default:
+                continue
+            }
+        }
+        func mean(_ v: [Double]) -> UInt8 { v.isEmpty ? 0 : UInt8(clamping: Int((v.reduce(0, +) / Double(v.count)).rounded())) }
+        let heart = hearts.isEmpty ? nil : UInt8(clamping: Int((Double(hearts.reduce(0) { $0 + Int($1) }) / Double(hearts.count)).rounded()))
+        return WorkoutSummary(logDate: 0, logTime: 0, elapsed: time, distance: distance, averageStrokeRate: mean(rates),
+                              endingHeartRate: hearts.last, averageHeartRate: heart, minimumHeartRate: hearts.min(),
+                              maximumHeartRate: hearts.max(), averageDragFactor: mean(drags), workoutType: workoutType ?? 0,
+                              averagePace: distance > 0 ? time / distance * 500 : 0)
+    }
+
     /// Whether stroke data `s` would be recorded as a stroke of its own: not the zeroed
     /// data of a rest's end, nor a stroke sent again.
     public func isNewStroke(_ s: StrokeData) -> Bool { !s.zeroed && !isRepeat(s) }

@@ -42,6 +42,9 @@ public struct ErgSummary: Sendable, Hashable, Codable {
     /// Watts: the mean and the most of the strokes stored (nil without power).
     public var averagePower: Double?
     public var maximumPower: Int?
+    /// True when the PM5's summary never came and these figures are the hub's, from the
+    /// strokes and status it recorded; absent for the PM5's own.
+    public var fromRecord: Bool?
 }
 
 /// A stroke as stored.
@@ -164,8 +167,10 @@ extension RunStore {
     }
 
     /// Ends a session with the PM5's summary (nil when the piece was stopped before its
-    /// end), adding the watts of its strokes.
-    public func finishErgSession(id: Int64, summary: WorkoutSummary?, more: AdditionalWorkoutSummary?, wallTime: Double) throws(StoreError) {
+    /// end), adding the watts of its strokes. `fromRecord`: the summary is the hub's own,
+    /// made from what it recorded (`ErgRecorder.recordedSummary`).
+    public func finishErgSession(id: Int64, summary: WorkoutSummary?, more: AdditionalWorkoutSummary?, wallTime: Double,
+                                 fromRecord: Bool = false) throws(StoreError) {
         try writeTransaction("finish an erg session") { db in
             guard try Self.ergSession(id, db) != nil else { throw StoreError(.notFound, "erg session \(id) does not exist") }
             var json: String?
@@ -176,7 +181,7 @@ extension RunStore {
                                          averageStrokeRate: Int(s.averageStrokeRate), averageDragFactor: Int(s.averageDragFactor),
                                          averageHeartRate: s.averageHeartRate.map(Int.init), maximumHeartRate: s.maximumHeartRate.map(Int.init),
                                          recoveryHeartRate: s.recoveryHeartRate.map(Int.init), totalCalories: more.map { Int($0.totalCalories) },
-                                         averagePower: power?["a"], maximumPower: power?["m"])
+                                         averagePower: power?["a"], maximumPower: power?["m"], fromRecord: fromRecord ? true : nil)
                 json = String(decoding: try JSONEncoder().encode(figures), as: UTF8.self)
             }
             try db.execute(sql: "UPDATE erg_sessions SET ended_wall_ms = ?, summary_json = COALESCE(?, summary_json) WHERE id = ?",

@@ -120,7 +120,9 @@ import WebUI
         clock.set(truth.elapsed + RowingHub.summaryWait + 0.1)
         hub.flush()
         sessions = try store.ergSessions()
-        #expect(sessions.count == 1 && sessions[0].endedWall != nil && sessions[0].summary == nil)
+        #expect(sessions.count == 1 && sessions[0].endedWall != nil && sessions[0].summary?.fromRecord == true)
+        // 500 m, a minute at 1:50/500 m, and 300 m, from the intervals' data.
+        #expect(abs((sessions[0].summary?.distance ?? 0) - (800 + 60 * 500 / 110)) < 1 && sessions[0].summary?.averageStrokeRate == 24)
         #expect(try store.ergStrokes(sessionID: sessions[0].id).map(\.interval) == truth.intervalsArrived)
         #expect(Set(truth.intervalsArrived) == [1, 2, 3])
         // Strokes going on from the last one after the piece was finished are not lost:

@@ -106,8 +106,9 @@ struct RowingReplayTests {
             let strokes = try store.ergStrokes(sessionID: s.id)
             #expect(strokes.map { UInt16($0.stroke) } == truth.strokesArrived)
             #expect(strokes.map(\.interval) == truth.intervalsArrived)
-            // Every piece is finished: with its summary, or, where none came, after the wait.
-            #expect(s.endedWall != nil && (s.summary != nil) == p.sendsSummary)
+            // Every piece is finished: with its summary, or, where none came, after the wait
+            // with the hub's figures.
+            #expect(s.endedWall != nil && s.summary != nil && (s.summary?.fromRecord == true) == !p.sendsSummary)
         }
         let got = try Self.golden(store)
         let chk = Self.folder.appendingPathComponent(name + ".log.chk")

@@ -90,7 +90,7 @@ struct IntervalWorkoutTests {
     }
 
     @Test("a workout of intervals whose summary never comes ends at its end state; the next strokes are a new piece")
-    func endWithoutSummary() {
+    func endWithoutSummary() throws {
         let (r, _, _) = Self.record(Self.fourBy500(summary: false))
         #expect(r.summary == nil && r.endedAt != nil && r.live.workoutState == .workoutEnd)
         let first = StrokeData(elapsed: 2.5, distance: 11, driveLength: 1.4, driveTime: 0.8, recoveryTime: 1.7, strokeDistance: 11,
@@ -100,6 +100,21 @@ struct IntervalWorkoutTests {
         let zero = StrokeData(elapsed: 0, distance: 0, driveLength: 0, driveTime: 0, recoveryTime: 0, strokeDistance: 0,
                               peakDriveForce: 0, averageDriveForce: 0, workPerStroke: 0, strokeCount: 0)
         #expect(zero.zeroed && !r.beginsNewPiece(zero))
+        // The hub's own figures: each interval's time and distance from its data.
+        let s = try #require(r.recordedSummary())
+        #expect(abs(s.elapsed - 440) < 0.01 && s.distance == 2000 && abs(s.averagePace - 110) < 0.01)
+        #expect(s.averageStrokeRate == 24 && s.averageDragFactor == 120 && s.averageHeartRate == 150 && s.workoutType == 7)
+    }
+
+    @Test("a steady piece without its summary: the hub's figures are its last status's")
+    func steadyRecordedSummary() throws {
+        var p = PM5Piece()
+        p.distance = 1000
+        p.sendsSummary = false
+        let (r, _, _) = Self.record(p)
+        let s = try #require(r.recordedSummary())
+        #expect(abs(s.elapsed - 220) < 0.01 && abs(s.distance - 1000) < 0.01 && s.averageStrokeRate == 24 && s.workoutType == 3)
+        #expect(ErgRecorder().recordedSummary() == nil)
     }
 
     @Test("outside a workout of intervals a stroke count that starts again is a new piece, as before")

@@ -79,7 +79,8 @@ function sessionItem(s, device) {
             el("span", (s.workout ? s.workout + " · " : "") + fmt(s.distance, 0) + " m · " + count(s.strokes, "stroke", "strokes") +
                        (sum ? " · " + ergClock(sum.elapsed, true) + " · " + ergClock(sum.averagePace, true) + "/500 m · " + sum.averageStrokeRate + " spm" +
                               (sum.averagePower ? " · " + fmt(sum.averagePower, 0) + " W (max " + sum.maximumPower + ")" : "") +
-                              " · DF " + sum.averageDragFactor : " · not finished")));
+                              " · DF " + sum.averageDragFactor + (sum.fromRecord ? " (the PM5 sent no summary: figures from the record)" : "")
+                            : " · not finished")));
   if (device) return li;
   for (const f of ["csv", "json", "tcx"]) {
     const a = el("a", f.toUpperCase(), "button small-button");
