@@ -192,4 +192,5 @@ public struct ATTError: Error, Sendable, Hashable, CustomStringConvertible {
     public init(_ why: String) { description = "ATT: " + why }
 }
 
-func hex(_ b: UInt8) -> String { let s = String(b, radix: 16, uppercase: true); return s.count == 1 ? "0" + s : s }
+/// Two upper-case hex digits (GATT and Rowing print ids and bytes with it).
+package func hex(_ b: UInt8) -> String { let s = String(b, radix: 16, uppercase: true); return s.count == 1 ? "0" + s : s }

@@ -212,4 +212,5 @@ public struct GATTClient: Sendable {
     }
 }
 
-func hex16(_ v: UInt16) -> String { hex(UInt8(v >> 8)) + hex(UInt8(v & 0xFF)) }
+/// Four upper-case hex digits.
+package func hex16(_ v: UInt16) -> String { hex(UInt8(v >> 8)) + hex(UInt8(v & 0xFF)) }

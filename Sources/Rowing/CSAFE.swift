@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // CSAFE frames: the PM5's command protocol over its control characteristics.
 
+import GATT
+
 /// A standard CSAFE frame as the PM5 takes it on 0x0021 and answers on 0x0022: a start
 /// flag, the contents with the flag bytes escaped, an XOR checksum of the contents, and a
 /// stop flag.
@@ -68,8 +70,6 @@ public struct CSAFEError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String
     init(_ why: String) { description = "CSAFE: " + why }
 }
-
-func hex(_ b: UInt8) -> String { String(b, radix: 16, uppercase: true).leftPadded(to: 2) }
 
 /// One command of a frame's contents: its id, and its data (a long command's byte count
 /// is written by `contents`). Ids from 0x80 up are short commands with no data.

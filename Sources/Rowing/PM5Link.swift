@@ -4,7 +4,7 @@
 // and workouts written to its control characteristic. A state machine over GATTClient: the
 // Bluetooth adapter moves the bytes.
 
-public import GATT
+import GATT
 
 /// A connected PM5's session. Feed it the ATT channel's PDUs; send what it says to send.
 public struct PM5Link: Sendable {
@@ -111,9 +111,4 @@ public struct PM5Link: Sendable {
 
     /// The bytes after the short id of "CE06xxxx-43E5-11E4-916C-0800200C9A66".
     static let base: [UInt8] = [0x43, 0xE5, 0x11, 0xE4, 0x91, 0x6C, 0x08, 0x00, 0x20, 0x0C, 0x9A, 0x66]
-}
-
-func hex16(_ v: UInt16) -> String {
-    let s = String(v, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, 4 - s.count)) + s
 }

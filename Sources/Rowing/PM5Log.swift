@@ -2,6 +2,8 @@
 // A recorded (or synthesised) stream of PM5 notifications for several ergs, as text, and
 // its replay into recorders: the gpsd-style regression for the rowing hub.
 
+import GATT
+
 /// One event of a log: a notification's bytes from an erg's characteristic, or the erg
 /// going out of reach or coming back. Times are seconds on the hub's clock.
 public enum PM5LogEvent: Sendable, Hashable {

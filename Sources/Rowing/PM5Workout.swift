@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Workouts a coach sets on every erg at once, as the PM5's proprietary CSAFE commands.
 
+import GATT
+
 /// A workout to program on a PM5. Times are in seconds (the PM5 keeps hundredths), rests
 /// in whole seconds, distances in metres.
 public enum PM5Workout: Sendable, Hashable {
