@@ -67,13 +67,15 @@ public struct ErgHub: Sendable {
                 power: l.power.map(Int.init), heartRate: l.heartRate.map(Int.init), dragFactor: l.dragFactor.map(Int.init),
                 strokes: l.strokes, forceCurve: l.forceCurve, gaps: e.recorder.gaps.count, dropped: e.recorder.dropped,
                 finished: l.workoutState?.finished ?? false, heardAgo: l.lastHeard.map { max(0, now - $0) },
-                interval: l.interval, resting: l.workoutState?.resting ?? false)
+                interval: l.interval, resting: l.workoutState?.resting ?? false, workoutDistance: l.workoutDistance)
         }
-        // Race order: furthest first; ergs that have not started are left out.
-        let racing = tiles.filter { ($0.distance ?? 0) > 0 }.sorted { ($0.distance!, -$0.erg) > ($1.distance!, -$1.erg) }
-        let lead = racing.first?.distance ?? 0
+        // Race order: furthest from the workout's start first; ergs that have not started
+        // are left out.
+        func along(_ t: RowingBoard.Tile) -> Double { t.workoutDistance ?? t.distance ?? 0 }
+        let racing = tiles.filter { along($0) > 0 }.sorted { (along($0), -$0.erg) > (along($1), -$1.erg) }
+        let lead = racing.first.map(along) ?? 0
         let race = racing.enumerated().map { i, t in
-            RowingBoard.Place(place: i + 1, erg: t.erg, athlete: t.athlete, distance: t.distance!, behind: lead - t.distance!)
+            RowingBoard.Place(place: i + 1, erg: t.erg, athlete: t.athlete, distance: along(t), behind: lead - along(t))
         }
         return RowingBoard(now: now, tiles: tiles, race: race)
     }
@@ -110,6 +112,8 @@ public struct RowingBoard: Sendable, Hashable, Codable {
         public var interval: Int?
         /// Resting between intervals (optional: hubs of earlier releases do not send it).
         public var resting: Bool?
+        /// Metres from the workout's start (across its intervals); the race is on it.
+        public var workoutDistance: Double?
     }
     /// A place in the race on one distance.
     public struct Place: Sendable, Hashable, Codable {

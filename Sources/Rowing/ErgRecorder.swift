@@ -64,6 +64,9 @@ public struct ErgLive: Sendable, Hashable {
     public var workoutState: PM5WorkoutState?
     /// The interval under way (from 1) in a workout of intervals; nil in any other.
     public var interval: Int?
+    /// Metres from the workout's start: in a workout of intervals, those of the intervals
+    /// before this one and this one's `distance`; `distance` in any other.
+    public var workoutDistance: Double?
     public var strokes: Int = 0
     public var forceCurve: [Double] = []
     /// Seconds on the recorder's clock of the last notification.
@@ -113,6 +116,8 @@ public struct ErgRecorder: Sendable {
     /// Since the last stroke the PM5 said the interval ended: it rested, sent the
     /// interval's data, or sent the zeroed stroke data of a rest's end.
     private var intervalEnded = false
+    /// The furthest distance heard in each interval, from its strokes and its status.
+    private var furthest: [Int: Double] = [:]
 
     /// Force curves dropped because a notification of theirs was lost.
     public private(set) var spoiledCurves = 0
@@ -165,10 +170,15 @@ public struct ErgRecorder: Sendable {
             live.dragFactor = s.dragFactor
             live.workoutState = s.state
             workoutType = s.workoutType
-            live.interval = intervals ? interval : nil
             if intervals, s.state == .intervalRest || s.state == .intervalWorkTimeToRest || s.state == .intervalWorkDistanceToRest {
                 intervalEnded = true
             }
+            // Why the sample's interval: the next interval's status comes before its
+            // first stroke, its distance already counted from 0.
+            let k = sampleInterval
+            live.interval = intervals ? k : nil
+            if s.state != .intervalRest { furthest[k] = max(furthest[k] ?? 0, s.distance) }
+            live.workoutDistance = intervals ? distance(before: k) + s.distance : s.distance
             keep(t, data)
             // Why not cleared by the states that follow: the PM5 goes on from the end to
             // logged, rearmed and waiting; only a stroke says rowing went on.
@@ -212,6 +222,7 @@ public struct ErgRecorder: Sendable {
             // The piece is over at its own figures, whatever the last sample said.
             live.elapsed = s.elapsed
             live.distance = s.distance
+            live.workoutDistance = s.distance
             if !(live.workoutState?.finished ?? false) { live.workoutState = .workoutEnd }
         case .additionalWorkoutSummary(let s):
             summaryMore = s
@@ -364,6 +375,17 @@ public struct ErgRecorder: Sendable {
         live.strokes = strokes.count
         live.distance = s.distance
         live.elapsed = s.elapsed
+        furthest[interval] = max(furthest[interval] ?? 0, s.distance)
+        live.workoutDistance = intervals ? distance(before: interval) + s.distance : s.distance
+    }
+
+    /// Metres of the intervals before interval `k`: each one's own data (0x0037) where it
+    /// came, else the furthest heard in it.
+    public func distance(before k: Int) -> Double {
+        guard k > 1 else { return 0 }
+        return (1..<k).reduce(0) { sum, j in
+            sum + (splits.last { Int($0.splitNumber) == j }?.splitDistance ?? furthest[j] ?? 0)
+        }
     }
 
     private mutating func forceCurvePacket(_ p: ForceCurvePacket, at t: Double) {

@@ -61,9 +61,17 @@ struct IntervalWorkoutTests {
         for e in piece.events().events where e.t <= 140 { hub.apply(e) }
         let tile = hub.board(now: 140).tiles[0]
         #expect(tile.resting == true && tile.interval == 1 && tile.distance == 500)
-        for e in piece.events().events where e.t > 140 && e.t <= 200 { hub.apply(e) }
+        // Interval 2 begins at 170 s; its status comes before its first stroke (172.5 s).
+        for e in piece.events().events where e.t > 140 && e.t <= 171.2 { hub.apply(e) }
+        let begun = hub.board(now: 171.2).tiles[0]
+        #expect(begun.resting == false && begun.interval == 2 && (begun.distance ?? 99) < 10)
+        #expect(abs((begun.workoutDistance ?? 0) - 500 - (begun.distance ?? 0)) < 0.01)
+        for e in piece.events().events where e.t > 171.2 && e.t <= 200 { hub.apply(e) }
         let next = hub.board(now: 200).tiles[0]
         #expect(next.resting == false && next.interval == 2 && (next.distance ?? 0) < 200)
+        // The race is on the distance from the workout's start.
+        #expect(abs((next.workoutDistance ?? 0) - 500 - (next.distance ?? 0)) < 0.01)
+        #expect(hub.board(now: 200).race.first?.distance == next.workoutDistance)
     }
 
     @Test("a gap across an interval's end: the strokes missed there are not guessed")

@@ -106,8 +106,9 @@ function drawRowing() {
   if (rowing.race) {
     // The boathouse's other ergs race too: every erg that has started, furthest first.
     const all = l.board.race.map((p) => Object.assign({}, p))
-      .concat((l.boathouse || []).filter((b) => b.tile.distance > 0)
-        .map((b) => ({ erg: b.tile.erg, device: b.device, athlete: b.tile.athlete || b.device + " · " + b.tile.name, distance: b.tile.distance })))
+      .concat((l.boathouse || []).filter((b) => (b.tile.workoutDistance ?? b.tile.distance) > 0)
+        .map((b) => ({ erg: b.tile.erg, device: b.device, athlete: b.tile.athlete || b.device + " · " + b.tile.name,
+                       distance: b.tile.workoutDistance ?? b.tile.distance })))
       .sort((a, b) => b.distance - a.distance);
     const lead = all.length ? all[0].distance : 0;
     all.forEach((p, i) => { p.place = i + 1; p.behind = lead - p.distance; });
