@@ -82,8 +82,13 @@ extension WebServer {
             router.post(RouterPath(path)) { request, context in
                 try s.requirePIN(request, context)
                 let desk = try s.videoDesk()
+                let open = desk.status().session
                 action(desk)
-                return try s.json(desk.status(), status: .accepted)
+                var status = desk.status()
+                // A stop answers with the session it closes (the page opens its scorer):
+                // the video thread may have ended it before the status is read.
+                if path == "/api/video/session/stop", status.session == nil { status.session = open }
+                return try s.json(status, status: .accepted)
             }
         }
         router.get("/api/video/sessions") { _, _ in

@@ -24,6 +24,9 @@ final class StandInVideoDesk: VideoDesk {
         var clips: [ClipRecord] = []
         var card: ScoreCard?
         var sessionDeleted = false
+        /// The session open; a stop ends it at once, as the video thread may before the
+        /// route reads the status.
+        var open: String?
     }
     let state = Mutex(State())
     let directory: String
@@ -35,7 +38,7 @@ final class StandInVideoDesk: VideoDesk {
         state.withLock { s in
             VideoStatus(encoder: "libx264", width: 640, height: 480, fps: 60, delaySeconds: s.delay, preRollSeconds: s.pre,
                         postRollSeconds: s.post, framesIn: 10, framesDropped: 0, framesEncoded: 10, bufferSeconds: 1, bufferBytes: 1000,
-                        bufferCapacityBytes: 1 << 20, bufferSummary: "about 9 min at these settings", session: nil, marksPending: s.marks,
+                        bufferCapacityBytes: 1 << 20, bufferSummary: "about 9 min at these settings", session: s.open, marksPending: s.marks,
                         clipsSaved: s.clips.count, clipsLost: 0, clipSeconds: 0, storageBytes: 1234, problem: nil)
         }
     }
@@ -48,8 +51,8 @@ final class StandInVideoDesk: VideoDesk {
         }
     }
     func mark() -> Int64 { state.withLock { $0.marks += 1; return 42_000_000_000 } }
-    func startSession() { state.withLock { $0.calls.append("start") } }
-    func endSession() { state.withLock { $0.calls.append("stop") } }
+    func startSession() { state.withLock { $0.calls.append("start"); $0.open = "s1" } }
+    func endSession() { state.withLock { $0.calls.append("stop"); $0.open = nil } }
     func quickSave() { state.withLock { $0.calls.append("quick") } }
     func sessions() -> [SessionRecord] {
         state.withLock { s in
@@ -155,7 +158,11 @@ struct VideoRouteTests {
             }
             for path in ["/api/video/session/start", "/api/video/quick-save", "/api/video/session/stop"] {
                 try await client.execute(uri: path, method: .post) { r in #expect(r.status == .unauthorized) }
-                try await client.execute(uri: path, method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+                try await client.execute(uri: path, method: .post, headers: pinHeader) { r in
+                    #expect(r.status == .accepted)
+                    // A stop answers with the session it closed, even when it is already over.
+                    if path.hasSuffix("stop") { #expect(r.json["session"] as? String == "s1") }
+                }
             }
             #expect(desk.state.withLock { $0.calls } == ["start", "quick", "stop"])
             #expect(desk.state.withLock { $0.marks } == 1)
