@@ -116,8 +116,10 @@ public struct ErgRecorder: Sendable {
     /// Since the last stroke the PM5 said the interval ended: it rested, sent the
     /// interval's data, or sent the zeroed stroke data of a rest's end.
     private var intervalEnded = false
-    /// The furthest distance heard in each interval, from its strokes and its status.
+    /// The furthest distance and the longest elapsed time heard in each interval (outside
+    /// its rest), from its strokes and its status.
     private var furthest: [Int: Double] = [:]
+    private var longest: [Int: Double] = [:]
 
     /// Force curves dropped because a notification of theirs was lost.
     public private(set) var spoiledCurves = 0
@@ -177,7 +179,7 @@ public struct ErgRecorder: Sendable {
             // first stroke, its distance already counted from 0.
             let k = sampleInterval
             live.interval = intervals ? k : nil
-            if s.state != .intervalRest { furthest[k] = max(furthest[k] ?? 0, s.distance) }
+            if s.state != .intervalRest { heard(elapsed: s.elapsed, distance: s.distance, in: k) }
             live.workoutDistance = intervals ? distance(before: k) + s.distance : s.distance
             keep(t, data)
             // Why not cleared by the states that follow: the PM5 goes on from the end to
@@ -289,26 +291,10 @@ public struct ErgRecorder: Sendable {
     public func recordedSummary() -> WorkoutSummary? {
         guard let last = strokes.last else { return nil }
         var time = 0.0, distance = 0.0
-        let intervalsRowed = intervals ? max(last.interval, interval) : 1
-        for k in 1...intervalsRowed {
-            if intervals, let data = splits.last(where: { Int($0.splitNumber) == k }) {
-                time += data.splitTime
-                distance += data.splitDistance
-                continue
-            }
-            var t = 0.0, d = 0.0
-            for r in strokes where r.interval == k {
-                t = max(t, r.data.elapsed)
-                d = max(d, r.data.distance)
-            }
-            for (_, data, i) in samples where i == k {
-                if case .generalStatus(let g) = data, g.state != .intervalRest {
-                    t = max(t, g.elapsed)
-                    d = max(d, g.distance)
-                }
-            }
-            time += t
-            distance += d
+        for k in 1...(intervals ? max(last.interval, interval) : 1) {
+            let e = extent(of: k)
+            time += e.time
+            distance += e.distance
         }
         var rates: [Double] = [], drags: [Double] = [], hearts: [UInt8] = []
         for (_, data, _) in samples {
@@ -375,17 +361,27 @@ public struct ErgRecorder: Sendable {
         live.strokes = strokes.count
         live.distance = s.distance
         live.elapsed = s.elapsed
-        furthest[interval] = max(furthest[interval] ?? 0, s.distance)
+        heard(elapsed: s.elapsed, distance: s.distance, in: interval)
         live.workoutDistance = intervals ? distance(before: interval) + s.distance : s.distance
     }
 
-    /// Metres of the intervals before interval `k`: each one's own data (0x0037) where it
-    /// came, else the furthest heard in it.
+    private mutating func heard(elapsed: Double, distance: Double, in k: Int) {
+        furthest[k] = max(furthest[k] ?? 0, distance)
+        longest[k] = max(longest[k] ?? 0, elapsed)
+    }
+
+    /// Seconds and metres of interval `k` (the whole piece outside a workout of
+    /// intervals): in a workout of intervals its own data (0x0037) where it came, else the
+    /// longest and furthest heard in it.
+    private func extent(of k: Int) -> (time: Double, distance: Double) {
+        if intervals, let data = splits.last(where: { Int($0.splitNumber) == k }) { return (data.splitTime, data.splitDistance) }
+        return (longest[k] ?? 0, furthest[k] ?? 0)
+    }
+
+    /// Metres of the intervals before interval `k`.
     public func distance(before k: Int) -> Double {
         guard k > 1 else { return 0 }
-        return (1..<k).reduce(0) { sum, j in
-            sum + (splits.last { Int($0.splitNumber) == j }?.splitDistance ?? furthest[j] ?? 0)
-        }
+        return (1..<k).reduce(0) { $0 + extent(of: $1).distance }
     }
 
     private mutating func forceCurvePacket(_ p: ForceCurvePacket, at t: Double) {
