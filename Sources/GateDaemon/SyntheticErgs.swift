@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A row of synthetic PM5s for the demo and the tests: each rows steady pieces and
-// workouts of intervals (`PM5Piece`) played in real time, or faster, into a rowing hub, and takes workouts as a
-// PM5 does, from the CSAFE frames the hub writes.
+// workouts of intervals (`PM5Piece`) played in real time, or faster, into a rowing hub,
+// and takes workouts as a PM5 does, from the CSAFE frames the hub writes.
 
 import Foundation
 public import Rowing
@@ -144,11 +144,8 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
                     case .intervals(let list): list.reduce(0) { $0 + metres($1.work) }
                     }
                     // The countdown on the PM5's screen, then the piece.
-                    if case .intervals(let list) = w {
-                        queues[erg] = piece(erg: erg, metres: length, intervals: list, start: clock() + 3)
-                    } else {
-                        queues[erg] = piece(erg: erg, metres: length, start: clock() + 3)
-                    }
+                    let intervals: [PM5Workout.Interval] = if case .intervals(let list) = w { list } else { [] }
+                    queues[erg] = piece(erg: erg, metres: length, intervals: intervals, start: clock() + 3)
                 }
             }
             return answers
