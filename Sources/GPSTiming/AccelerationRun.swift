@@ -263,12 +263,23 @@ public struct AccelerationRun: Sendable {
         return e
     }
 
-    /// The fixes the launch is fitted on: three at rest before the last one, and the
-    /// moving ones so far, relative to the last fix at rest.
-    private func launchPoints() -> [(t: Double, v: Double)] {
+    /// The fixes the launch is fitted on, relative to the last fix at rest: the moving ones
+    /// so far, and three at rest before the last one, or with `rest` all of those of the
+    /// second before it. The launch is found on the first (a standing receiver's noise
+    /// must not fit a pull from rest, and many fixes at rest would dilute its residual);
+    /// it is fitted again on the second once the car is clearly away, because a build-up
+    /// can begin well before the last fix below 0.5 mph and the fixes at rest before its
+    /// start are what hold the fit back from an earlier one: on a 25 Hz receiver three
+    /// fixes are only 0.12 s.
+    private func launchPoints(rest: Bool = false) -> [(t: Double, v: Double)] {
         guard let still = lastStill, let at = recent.lastIndex(where: { $0.time == still.time }) else { return [] }
-        return recent[max(0, at - 3)...].map { (t: $0.time - still.time, v: $0.speed) }
+        let second = rest ? recent[..<at].firstIndex { still.time - $0.time <= Self.restBefore + 1e-6 } ?? at : at
+        return recent[max(0, min(second, at - 3))...].map { (t: $0.time - still.time, v: $0.speed) }
     }
+
+    /// How long before the last fix at rest the launch is fitted again, seconds: longer
+    /// than the longest build-up the fit considers.
+    static let restBefore = 1.0
 
     /// How closely the first moving fixes must follow a pull from rest, m/s.
     static let launchResidual = 0.3
@@ -283,7 +294,7 @@ public struct AccelerationRun: Sendable {
         var r = Running(launch: launch, launchSigma: launchSigma, samples: [(0, 0, 0)], speedSigma: sigma,
                         origin: settings.rollout ? nil : (0, 0), originSigma: settings.rollout ? 0 : launchSigma)
         r.anchor = lastStill!.time
-        r.fitPoints = launchPoints().filter { $0.t <= fix.time - lastStill!.time - 1e-9 || $0.t < 0 }
+        r.fitPoints = launchPoints(rest: true).filter { $0.t <= fix.time - lastStill!.time - 1e-9 || $0.t < 0 }
         // The moving fixes already seen are integrated from the launch.
         for f in recent where f.time > launch && f.time < fix.time {
             append(&r, f)

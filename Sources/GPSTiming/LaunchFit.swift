@@ -5,11 +5,11 @@
 /// car's is: at rest until `t0`, then an acceleration that builds up linearly over `T`
 /// seconds (the clutch biting, the tyres taking the torque) to a steady `a`, so the speed
 /// is `a·τ²/(2T)` while it builds and `a·(τ − T/2)` after (τ = t − t0); `T = 0` is a steady
-/// pull. `t0` is searched in 1 ms steps from the first fix given to the first clearly
-/// moving one and `T` in 10 ms steps up to 0.6 s, `a` fitted by least squares for each;
-/// the fixes at rest before `t0` hold it back through their residuals. Fitted on the fixes
-/// up to about 4 m/s, where drag has not yet changed the acceleration. Times are seconds on
-/// any common origin.
+/// pull. `t0` is searched in 1 ms steps from the first fix given (at most a second before
+/// the first clearly moving one) to that one, and `T` in 10 ms steps up to 0.6 s, `a`
+/// fitted by least squares for each; the fixes at rest before `t0` hold it back through
+/// their residuals. Fitted on the fixes up to about 4 m/s, where drag has not yet changed
+/// the acceleration. Times are seconds on any common origin.
 public enum LaunchFit {
     public struct Estimate: Sendable, Hashable {
         /// The instant motion began.
@@ -28,6 +28,8 @@ public enum LaunchFit {
 
     /// The longest build-up considered, seconds.
     static let maxBuildUp = 0.6
+    /// How long before the first clearly moving fix a start is searched, seconds.
+    static let earliest = 1.0
     /// What a build-up costs in the fit, (m/s)² per s²: a steady pull's fixes after its start
     /// fit a later build-up from an earlier start just as well, and between two such the
     /// shorter build-up is taken. Why this much: a 0.1 s build-up then weighs as a 1 cm/s
@@ -44,7 +46,9 @@ public enum LaunchFit {
         var best: Estimate?
         var bestCost = Double.infinity
         var profile: [(t0: Double, sse: Double)] = []
-        var t0 = first.t
+        // A start more than a second before the first moving fix would be a launch softer
+        // than any car's (1 m/s² after the longest build-up): not searched.
+        var t0 = max(first.t, firstMoving.t - earliest)
         while t0 < firstMoving.t {
             var buildUp = 0.0, here = Double.infinity
             while buildUp <= maxBuildUp + 1e-9 {
