@@ -42,6 +42,41 @@ struct AccelerationRunTests {
         #expect(worst.sixty < 0.010 && worst.quarter < 0.010 && worst.trap < 0.1)
     }
 
+    /// A build-up shorter than two fix intervals can leave no fix that tells it from a steady
+    /// pull starting half the build-up later: those fixes are the same (or a fix just inside
+    /// the build-up differs by a few mm/s), and the timer takes the shorter build-up. So "within 10 ms noise-free" holds wherever a fix falls inside
+    /// the build-up, and at the other phases the launch is off by half of it.
+    @Test("noise-free at 10 Hz, a launch that builds up over 0.1 s: within 10 ms of truth at every phase whose fixes tell it from a steady pull 50 ms later; at the others the fixes are that pull's to 5 mm/s (a twentieth of a receiver's speed noise) and it is timed as that pull")
+    func shortBuildUp() throws {
+        let truth = Truth(Drive(a0: 8, ramp: 0.1, vmax: 75, seconds: 12))
+        let pull = Truth(Drive(a0: 8, ramp: 0, vmax: 75, seconds: 12))
+        var settings = AccelerationSettings()
+        settings.targets = [.zeroTo60mph]
+        var exact = 0, ambiguous = 0
+        for k in 0..<10 {
+            let (fixes, launch) = receiver(truth, rate: 10, phase: Double(k) / 10)
+            let (_, result) = Self.time(fixes, settings: settings)
+            let sixty = try #require(result?.time(.zeroTo60mph), "phase \(k)")
+            let e = sixty.seconds - truth.seconds(.zeroTo60mph, rollout: false)!
+            // The same fixes from a steady pull starting 50 ms later, to 60 mph?
+            let same = fixes.filter { $0.time - launch < 4.5 }.allSatisfy { f in
+                let tau = f.time - launch - 0.05
+                return abs(f.speed - (tau <= 0 ? 0 : pull.speed(at: tau))) < 0.005
+            }
+            if abs(e) < 0.010 { exact += 1 } else {
+                let worst = fixes.filter { $0.time - launch < 4.5 }.map { f in
+                    let tau = f.time - launch - 0.05
+                    return abs(f.speed - (tau <= 0 ? 0 : pull.speed(at: tau)))
+                }.max() ?? 0
+                #expect(same, "phase \(k): off by \(e) s, and its fixes are not a later steady pull's (\(worst) m/s)")
+                #expect(abs(e + 0.05) < 0.005, "phase \(k): off by \(e) s")
+                ambiguous += 1
+            }
+        }
+        print("10 Hz noise-free, 0.1 s build-up: \(exact) of 10 phases within 10 ms, \(ambiguous) timed as the steady pull 50 ms later")
+        #expect(exact >= 5)
+    }
+
     @Test("with a 1 ft rollout the clock starts once the car has covered 1 ft: every time shorter by that much, within 10 ms of truth")
     func rollout() throws {
         let truth = Truth(Self.realistic)
