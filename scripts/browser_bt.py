@@ -6,7 +6,7 @@
 # Usage: browser_bt.py PORT CDP_PORT PIN_FILE
 import json, os, sys, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_unlocked, until as until_in, wait_http
+from cdp import fail_on_errors, open_unlocked, wait_http, watch_errors
 
 port, cdp, pin_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 base = f"http://127.0.0.1:{port}"
@@ -25,21 +25,14 @@ c = open_unlocked(cdp, base, open(pin_file).read().strip())
 c.call("Emulation.setDeviceMetricsOverride", width=412, height=900, deviceScaleFactor=2, mobile=True)
 
 
-def js(expr):
-    return c.eval(expr)
+js = c.eval
+watch = watch_errors(c)
 
 
 def until(expr, what, timeout=60):
-    try:
-        return until_in(c, expr, what, timeout)
-    except SystemExit:
-        print("page errors:", js("window.pageErrors"))
-        print("hub:", json.dumps(json.loads(get("/api/rowing")).get("bluetooth")))
-        raise
+    return watch(expr, what, timeout, also=lambda: print("hub:", json.dumps(json.loads(get("/api/rowing")).get("bluetooth"))))
 
 
-js("window.pageErrors = []; window.addEventListener('error', e => pageErrors.push(e.message)); "
-   "window.addEventListener('unhandledrejection', e => pageErrors.push(String(e.reason)))")
 until("!document.getElementById('rowing-section').hidden && !document.getElementById('r-bt').hidden",
       "the ergs' section with its Bluetooth panel is not shown")
 print("ok: the Bluetooth panel:", js("document.getElementById('r-scan-state').textContent"))
@@ -76,6 +69,5 @@ print(f"ok: session {done[0]['id']}: {len(counts)} strokes, {done[0]['summary'][
 js("[...document.querySelectorAll('#r-pm5s li')].find(li => /Erg 1/.test(li.textContent)).querySelector('button').click()")
 until("!document.getElementById('erg-1') && ![...document.querySelectorAll('#r-pm5s li')].some(li => /Erg 1/.test(li.textContent))",
       "Let go did not take erg 1 off the board", 30)
-if js("window.pageErrors.length"):
-    raise SystemExit(f"FAIL: page errors: {js('window.pageErrors')}")
+fail_on_errors(c)
 print("ok: let go: the tile left the board")

@@ -16,7 +16,7 @@
 # Usage: browser_rowing.py PORT CDP_PORT PIN_FILE SCREENSHOT_DIR [--latency SECONDS]
 import base64, json, sys, time, urllib.parse, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_unlocked, until as until_in, wait_http
+from cdp import fail_on_errors, open_unlocked, wait_http, watch_errors
 
 port, cdp, pin_file, shot_dir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 watch = float(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == "--latency" else None
@@ -32,20 +32,8 @@ c = open_unlocked(cdp, base, open(pin_file).read().strip())
 c.call("Emulation.setDeviceMetricsOverride", width=412, height=900, deviceScaleFactor=2, mobile=True)
 
 
-def js(expr):
-    return c.eval(expr)
-
-
-def until(expr, what, timeout=20):
-    try:
-        return until_in(c, expr, what, timeout)
-    except SystemExit:
-        print("page errors:", js("window.pageErrors"))
-        raise
-
-
-js("window.pageErrors = []; window.addEventListener('error', e => pageErrors.push(e.message)); "
-   "window.addEventListener('unhandledrejection', e => pageErrors.push(String(e.reason)))")
+js = c.eval
+until = watch_errors(c)
 until("!document.getElementById('rowing-section').hidden", "the ergs' section is not shown on a hub")
 until("document.querySelectorAll('#r-grid .erg-tile').length === 8", "the grid did not fill with 8 tiles")
 print("ok: 8 tiles on the board:", js("document.getElementById('r-source').innerText"))
@@ -172,6 +160,5 @@ time.sleep(0.5)
 img = c.call("Page.captureScreenshot", format="png")
 open(f"{shot_dir}/rowing.png", "wb").write(base64.b64decode(img["data"]))
 js("document.getElementById('r-wall').click()")
-if js("window.pageErrors.length"):
-    raise SystemExit(f"FAIL: page errors: {js('window.pageErrors')}")
+fail_on_errors(c)
 print("ok: wall screen; docs/rowing.png saved")

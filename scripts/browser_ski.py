@@ -12,7 +12,7 @@
 # Usage: browser_ski.py PORT CDP_PORT GPS_PORT SCREENSHOT_DIR PIN_FILE WORK_DIR
 import base64, json, sys, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import gps_feed, open_page, play, stop_feed, until as until_in, wait_http
+from cdp import gps_feed, open_page, play, stop_feed, wait_http, watch_errors
 
 port, cdp, gps_port, shot_dir, pin_file, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 base = f"http://127.0.0.1:{port}"
@@ -31,15 +31,9 @@ try:
     c = open_page(cdp, base + "/")
     c.call("Emulation.setDeviceMetricsOverride", width=360, height=800, deviceScaleFactor=2, mobile=True)
 
-    def until(expr, what, timeout=20):
-        try:
-            return until_in(c, expr, what, timeout)
-        except SystemExit:
-            print("page errors:", c.eval("window.pageErrors"))
-            raise
-
-    def js(expr):
-        return c.eval(expr)
+    js = c.eval
+    # Script errors go into the failure's text.
+    until = watch_errors(c)
 
     def shoot(name, element):
         js(f"window.scrollTo(0, document.getElementById('{element}').getBoundingClientRect().top + window.scrollY - 8)")
@@ -47,9 +41,6 @@ try:
         img = c.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)
         open(f"{shot_dir}/{name}", "wb").write(base64.b64decode(img["data"]))
 
-    # Script errors go into the failure's text.
-    js("window.pageErrors = []; window.addEventListener('error', e => pageErrors.push(e.message)); "
-       "window.addEventListener('unhandledrejection', e => pageErrors.push(String(e.reason)))")
     until("!document.getElementById('ski-section').hidden", "the ski section is not shown on a gate with [gps]")
     until("document.getElementById('sk-state').textContent === 'Not tracking'", "the page does not say tracking is off")
     # One hand on a phone: nothing outside a table's own scroller is wider than 360 px.

@@ -109,6 +109,26 @@ def until(c, expr, what, timeout):
         time.sleep(0.25)
     raise SystemExit(f"FAIL: {what} within {timeout} s; page text: {c.eval('document.body.innerText')!r:.600}")
 
+def watch_errors(c):
+    """Keeps the page's uncaught errors and rejected promises in window.pageErrors, and
+    returns until() for that page: on failure it prints them, and then calls also() if given."""
+    c.eval("window.pageErrors = []; window.addEventListener('error', e => pageErrors.push(e.message)); "
+           "window.addEventListener('unhandledrejection', e => pageErrors.push(String(e.reason)))")
+
+    def until_here(expr, what, timeout=20, also=None):
+        try:
+            return until(c, expr, what, timeout)
+        except SystemExit:
+            print("page errors:", c.eval("window.pageErrors"))
+            if also: also()
+            raise
+    return until_here
+
+def fail_on_errors(c):
+    """Fails if the page has thrown since watch_errors()."""
+    if c.eval("window.pageErrors.length"):
+        raise SystemExit(f"FAIL: page errors: {c.eval('window.pageErrors')}")
+
 def step_frames(c, gate):
     """In an open run dialog: the frames of gate `gate` start at the first one at or after
     the crossing, load, show the gate line inside the frame, and step one frame earlier
