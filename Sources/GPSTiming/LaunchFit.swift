@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // When a standing start began, from the first fixes of the move.
 
+import Glibc
+
 /// Finds the instant motion began from the fixes around it. The launch is modelled as a
 /// car's is: at rest until `t0`, then an acceleration that builds up linearly over `T`
 /// seconds (the clutch biting, the tyres taking the torque) to a steady `a`, so the speed
@@ -37,24 +39,40 @@ public enum LaunchFit {
     /// whenever they can.
     static let buildUpCost = 0.01
 
+    /// The fixes' own noise is taken as at least this, m/s: noise-free fixes (a simulation,
+    /// or speeds rounded to a millimetre a second) then leave the best fit alone.
+    static let noiseFloor = 0.0001
+    /// The moving fixes it takes to average the fits rather than take the best.
+    static let averagedFrom = 6
+
     /// `points`: fixes from a few at rest to the first moving ones, in order, at least three.
     /// `moving`: a speed no fix at rest reaches (m/s): `t0` is before the first fix above it.
     /// `noise`: the speeds' one-sigma noise, m/s (for the uncertainty).
+    ///
+    /// The start is not the best fit's but the average of every fit's start weighted by how
+    /// likely its fixes are under the noise the best fit leaves (its residual per degree of
+    /// freedom): under Doppler noise the best fit jumps along the ridge of starts and
+    /// build-ups that explain the fixes almost equally, and the average does not. With
+    /// noise-free fixes the weights fall on the best fit alone, so a steady pull is still
+    /// timed from its start (BENCHMARKS.md has both).
     public static func estimate(_ points: [(t: Double, v: Double)], moving: Double, noise: Double) -> Estimate? {
         guard points.count >= 3, let first = points.first,
               let firstMoving = points.first(where: { $0.v >= moving }) else { return nil }
         var best: Estimate?
-        var bestCost = Double.infinity
+        var bestCost = Double.infinity, leastSSE = Double.infinity
         var profile: [(t0: Double, sse: Double)] = []
+        var fits: [(t0: Double, buildUp: Double, cost: Double)] = []
         // A start more than a second before the first moving fix would be a launch softer
         // than any car's (1 m/s² after the longest build-up): not searched.
         var t0 = max(first.t, firstMoving.t - earliest)
+        fits.reserveCapacity(Int((firstMoving.t - t0) / 0.001 + 2) * Int(maxBuildUp / 0.01 + 2))
         while t0 < firstMoving.t {
             var buildUp = 0.0, here = Double.infinity
             while buildUp <= maxBuildUp + 1e-9 {
                 if let (a, sse) = fit(points, t0: t0, buildUp: buildUp) {
                     here = min(here, sse)
                     let cost = sse + buildUpCost * buildUp * buildUp
+                    fits.append((t0, buildUp, cost))
                     if cost < bestCost {
                         bestCost = cost
                         let tau = firstMoving.t - t0
@@ -64,11 +82,31 @@ public enum LaunchFit {
                 }
                 buildUp += 0.01
             }
-            if here.isFinite { profile.append((t0, here)) }
+            if here.isFinite {
+                profile.append((t0, here))
+                leastSSE = min(leastSSE, here)
+            }
             t0 += 0.001
         }
-        guard var e = best, let least = profile.map(\.sse).min() else { return nil }
-        let within = profile.filter { $0.sse <= least + noise * noise }
+        guard var e = best, leastSSE.isFinite else { return nil }
+        // Four parameters: the start, the build-up, the acceleration and its fade.
+        let variance = max(min(leastSSE / Double(max(points.count - 4, 1)), noise * noise), noiseFloor * noiseFloor)
+        var weight = 0.0, start = 0.0, buildUp = 0.0
+        // With only a few fixes after the start (the first found on a 10 Hz receiver, or a
+        // 1 Hz one's) nearly every start searched fits, and the average would be the
+        // middle of the search rather than anything the fixes say.
+        let moved = points.filter { $0.v >= moving }.count
+        for f in fits where moved >= averagedFrom {
+            let w = exp(-(f.cost - bestCost) / (2 * variance))
+            weight += w
+            start += w * f.t0
+            buildUp += w * f.buildUp
+        }
+        if weight > 0 {
+            e.t0 = start / weight
+            e.buildUp = buildUp / weight
+        }
+        let within = profile.filter { $0.sse <= leastSSE + noise * noise }
         if let lo = within.first?.t0, let hi = within.last?.t0 { e.uncertainty = max(0.0005, (hi - lo) / 2) }
         return e
     }
