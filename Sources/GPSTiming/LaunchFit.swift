@@ -51,10 +51,11 @@ public enum LaunchFit {
     ///
     /// The start is not the best fit's but the average of every fit's start weighted by how
     /// likely its fixes are under the noise the best fit leaves (its residual per degree of
-    /// freedom): under Doppler noise the best fit jumps along the ridge of starts and
-    /// build-ups that explain the fixes almost equally, and the average does not. With
-    /// noise-free fixes the weights fall on the best fit alone, so a steady pull is still
-    /// timed from its start (BENCHMARKS.md has both).
+    /// freedom, at most `noise`): under Doppler noise the best fit jumps along the ridge of
+    /// starts and build-ups that explain the fixes almost equally, and the average does
+    /// not. With noise-free fixes, or fewer than `averagedFrom` moving ones, the best fit
+    /// alone is taken, so a steady pull is still timed from its start (BENCHMARKS.md has
+    /// both).
     public static func estimate(_ points: [(t: Double, v: Double)], moving: Double, noise: Double) -> Estimate? {
         guard points.count >= 3, let first = points.first,
               let firstMoving = points.first(where: { $0.v >= moving }) else { return nil }
