@@ -60,20 +60,25 @@ public enum LaunchFit {
         guard points.count >= 3, let first = points.first,
               let firstMoving = points.first(where: { $0.v >= moving }) else { return nil }
         var best: Estimate?
-        var bestCost = Double.infinity, leastSSE = Double.infinity
+        var bestCost = Double.infinity
         var profile: [(t0: Double, sse: Double)] = []
+        // With only a few fixes after the start (the first found on a 10 Hz receiver, or a
+        // 1 Hz one's) nearly every start searched fits, and the average would be the
+        // middle of the search rather than anything the fixes say: the fits are kept to
+        // be averaged only with more.
+        let averaging = points.filter { $0.v >= moving }.count >= averagedFrom
         var fits: [(t0: Double, buildUp: Double, cost: Double)] = []
         // A start more than a second before the first moving fix would be a launch softer
         // than any car's (1 m/s² after the longest build-up): not searched.
         var t0 = max(first.t, firstMoving.t - earliest)
-        fits.reserveCapacity(Int((firstMoving.t - t0) / 0.001 + 2) * Int(maxBuildUp / 0.01 + 2))
+        if averaging { fits.reserveCapacity(Int((firstMoving.t - t0) / 0.001 + 2) * Int(maxBuildUp / 0.01 + 2)) }
         while t0 < firstMoving.t {
             var buildUp = 0.0, here = Double.infinity
             while buildUp <= maxBuildUp + 1e-9 {
                 if let (a, sse) = fit(points, t0: t0, buildUp: buildUp) {
                     here = min(here, sse)
                     let cost = sse + buildUpCost * buildUp * buildUp
-                    fits.append((t0, buildUp, cost))
+                    if averaging { fits.append((t0, buildUp, cost)) }
                     if cost < bestCost {
                         bestCost = cost
                         let tau = firstMoving.t - t0
@@ -83,21 +88,14 @@ public enum LaunchFit {
                 }
                 buildUp += 0.01
             }
-            if here.isFinite {
-                profile.append((t0, here))
-                leastSSE = min(leastSSE, here)
-            }
+            if here.isFinite { profile.append((t0, here)) }
             t0 += 0.001
         }
-        guard var e = best, leastSSE.isFinite else { return nil }
+        guard var e = best, let leastSSE = profile.map(\.sse).min() else { return nil }
         // Four parameters: the start, the build-up, the acceleration and its fade.
         let variance = max(min(leastSSE / Double(max(points.count - 4, 1)), noise * noise), noiseFloor * noiseFloor)
         var weight = 0.0, start = 0.0, buildUp = 0.0
-        // With only a few fixes after the start (the first found on a 10 Hz receiver, or a
-        // 1 Hz one's) nearly every start searched fits, and the average would be the
-        // middle of the search rather than anything the fixes say.
-        let moved = points.filter { $0.v >= moving }.count
-        for f in fits where moved >= averagedFrom {
+        for f in fits {
             let w = exp(-(f.cost - bestCost) / (2 * variance))
             weight += w
             start += w * f.t0
