@@ -73,21 +73,21 @@ extension WebServer {
             let t = try s.videoDesk().mark()
             return try s.json(["markNs": t], status: .accepted)
         }
-        let actions: [(String, @Sendable (any VideoDesk) -> Void)] = [
-            ("/api/video/session/start", { $0.startSession() }),
-            ("/api/video/session/stop", { $0.endSession() }),
-            ("/api/video/quick-save", { $0.quickSave() }),
+        // `closes`: the answer carries the session the action closes (the page opens its
+        // scorer from it), which the video thread may have ended before the status is read.
+        let actions: [(path: String, closes: Bool, action: @Sendable (any VideoDesk) -> Void)] = [
+            ("/api/video/session/start", false, { $0.startSession() }),
+            ("/api/video/session/stop", true, { $0.endSession() }),
+            ("/api/video/quick-save", false, { $0.quickSave() }),
         ]
-        for (path, action) in actions {
+        for (path, closes, action) in actions {
             router.post(RouterPath(path)) { request, context in
                 try s.requirePIN(request, context)
                 let desk = try s.videoDesk()
-                let open = desk.status().session
+                let open = closes ? desk.status().session : nil
                 action(desk)
                 var status = desk.status()
-                // A stop answers with the session it closes (the page opens its scorer):
-                // the video thread may have ended it before the status is read.
-                if path == "/api/video/session/stop", status.session == nil { status.session = open }
+                if status.session == nil { status.session = open }
                 return try s.json(status, status: .accepted)
             }
         }
