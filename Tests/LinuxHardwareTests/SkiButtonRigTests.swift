@@ -30,14 +30,16 @@ extension RigDevices.CommandRigTests {
         func press() {
             HardwareRig.pull("start-button", "pull-down")  // pressed (active low)
             let pressed = Date()
-            var flashed = false, buzzed = false
+            var flashed = false, buzzed = false, released = false
             while Date().timeIntervalSince(pressed) < 2 {
                 if !flashed && HardwareRig.value("crossing-led") == 1 { flashed = true }
                 if !buzzed && HardwareRig.value("buzzer") == 1 { buzzed = true }
-                if Date().timeIntervalSince(pressed) > 0.2 { HardwareRig.pull("start-button", "pull-up") }
+                if !released && Date().timeIntervalSince(pressed) > 0.2 {
+                    HardwareRig.pull("start-button", "pull-up")
+                    released = true
+                }
                 usleep(2_000)
             }
-            HardwareRig.pull("start-button", "pull-up")
             if flashed { flashes += 1 }
             if buzzed { buzzes += 1 }
         }
