@@ -53,6 +53,11 @@ struct RigBoard {
         try board.write(toFile: dir + "/rig.toml", atomically: true, encoding: .utf8)
         try "board = \"rig.toml\"\nstate_dir = \"\(dir)\"\n".write(toFile: settings, atomically: true, encoding: .utf8)
     }
+
+    /// Adds `toml` (tables of a test's own) to the settings file.
+    func addSettings(_ toml: String) throws {
+        try (String(contentsOfFile: settings, encoding: .utf8) + toml).write(toFile: settings, atomically: true, encoding: .utf8)
+    }
 }
 
 /// Runs the sprintgate binary built beside the test binary; returns status and output.
@@ -83,8 +88,7 @@ extension RigDevices {
             // with one PM5 listed that nothing advertises as.
             let bluetooth = ProcessInfo.processInfo.environment["SPRINTGATE_BLUETOOTHD"] == "1"
             if bluetooth {
-                let text = try String(contentsOfFile: board.settings, encoding: .utf8)
-                try (text + "\n[rowing]\ncontroller = 0\nergs = [\"C2:00:00:00:00:99\"]\n").write(toFile: board.settings, atomically: true, encoding: .utf8)
+                try board.addSettings("\n[rowing]\ncontroller = 0\nergs = [\"C2:00:00:00:00:99\"]\n")
             }
             let r = try sprintgate(["selftest", "--config", board.settings, "--seconds", "1"])
             print(r.out)

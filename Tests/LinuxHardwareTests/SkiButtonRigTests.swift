@@ -13,7 +13,7 @@ extension RigDevices.CommandRigTests {
     @Test("run with [ski] button: a press of the start button starts a track of the board's sport, confirmed by a flash of the crossing LED and a buzz; a second press stops it and the track is listed; no sprint is started; gpsd absent is said")
     func buttonTracksSki() throws {
         let board = try RigBoard()
-        let settings = try String(contentsOfFile: board.settings, encoding: .utf8) + """
+        try board.addSettings("""
             [gps]
             host = "127.0.0.1"
             port = 29471
@@ -21,8 +21,7 @@ extension RigDevices.CommandRigTests {
             button = true
             sport = "snowboard"
 
-            """
-        try settings.write(toFile: board.settings, atomically: true, encoding: .utf8)
+            """)
         var progress: [String] = []
         var recording = "", stopped = "", tracks = ""
         var flashes = 0, buzzes = 0

@@ -10,7 +10,7 @@ extension RigDevices.CommandRigTests {
     @Test("run with [video] mark_button: a press of the start button marks the delayed video, flashes the crossing LED, and its clip is listed on the page; switched off on the page, the video routes answer that it is off")
     func buttonMarksVideo() throws {
         let board = try RigBoard()
-        let settings = try String(contentsOfFile: board.settings, encoding: .utf8) + """
+        try board.addSettings("""
             [video]
             delay_s = 1
             pre_roll_s = 1
@@ -22,8 +22,7 @@ extension RigDevices.CommandRigTests {
             # TV is tested on its own (TVRigTests).
             tv = "off"
 
-            """
-        try settings.write(toFile: board.settings, atomically: true, encoding: .utf8)
+            """)
         var progress: [String] = []
         var flashed = false
         var sessions = ""
