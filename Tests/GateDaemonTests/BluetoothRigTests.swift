@@ -123,9 +123,12 @@ final class EmulatedPM5: @unchecked Sendable {
                 while k < links.count {
                     do throws(BlueZError) {
                         if let pdu = try links[k].ch.receive(timeout: links.count > 1 ? 0 : 0.002) {
-                            for r in links[k].emu.handle(pdu) { try links[k].ch.send(r) }
+                            // A workout taken is published before its answer goes out:
+                            // the test reads it as soon as the answer arrives.
+                            let replies = links[k].emu.handle(pdu)
                             let w = links[k].emu.workouts
                             if !w.isEmpty { workouts.withLock { $0 = w } }
+                            for r in replies { try links[k].ch.send(r) }
                         }
                         k += 1
                     } catch {
