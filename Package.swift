@@ -103,10 +103,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Ski and snowboard days: runs told from lifts and stops in the day's fixes; GPX
-        // files written, and read with libxml2.
+        // files written, and read with libxml2 (through CXMLReader).
         .target(
             name: "SkiRuns",
-            dependencies: ["GateCore", "GPSTiming", "CXML2"],
+            dependencies: ["GateCore", "GPSTiming", "CXMLReader"],
             swiftSettings: strictSettings
         ),
         // Bluetooth LE's Attribute Protocol and a GATT client as a state machine. Pure: no
@@ -181,13 +181,15 @@ let package = Package(
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // libxml2's streaming reader behind a header that names no libxml2 or ICU type, so no
+        // Swift module sees the system's ICU beside Foundation's.
+        .target(name: "CXMLReader", dependencies: ["CXML2"]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // MQTT through libmosquitto: a client on its own thread, and the outbox that loses no
         // result while the broker or the Wi-Fi is away.

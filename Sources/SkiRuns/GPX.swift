@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // GPX 1.1 tracks: written for other apps, and read (with libxml2) from any device's file.
 
-import CXML2
+import CXMLReader
 import GateCore
 public import GPSTiming
 
@@ -160,7 +160,7 @@ public enum GPX {
     // MARK: reading
 
     private static let initialised: Bool = {
-        xmlInitParser()
+        sg_xml_init()
         return true
     }()
 
@@ -179,13 +179,11 @@ public enum GPX {
         _ = initialised
         let result: Result<GPXTrack, GPXError> = bytes.withUnsafeBufferPointer { buf in
             buf.withMemoryRebound(to: CChar.self) { chars in
-                // Why NONET and no entity substitution: a file from elsewhere must not make the
-                // gate fetch anything or expand entities into memory.
-                let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
-                guard let reader = xmlReaderForMemory(chars.baseAddress, Int32(chars.count), nil, nil, options) else {
+                // The reader fetches nothing and expands no entity (see CXMLReader).
+                guard let reader = sg_xml_open(chars.baseAddress, Int32(chars.count)) else {
                     return .failure(GPXError("the file could not be read as XML"))
                 }
-                defer { xmlFreeTextReader(reader) }
+                defer { sg_xml_close(reader) }
                 var pass = Reader(reader)
                 return pass.read()
             }
@@ -195,7 +193,7 @@ public enum GPX {
 
     /// One pass of libxml2's streaming reader over the file.
     private struct Reader {
-        let r: xmlTextReaderPtr
+        let r: OpaquePointer
         var path: [String] = []
         var name = ""
         var metadataName = ""
@@ -208,42 +206,39 @@ public enum GPX {
         var ele: Double?, time: GPSTime?, speed: Double?
         var text = ""
 
-        init(_ r: xmlTextReaderPtr) { self.r = r }
+        init(_ r: OpaquePointer) { self.r = r }
 
         /// The line of the element being read (where the parser stored it, not where its
         /// reading has got to).
-        var line: Int {
-            guard let node = xmlTextReaderCurrentNode(r) else { return Int(xmlTextReaderGetParserLineNumber(r)) }
-            return Int(xmlGetLineNo(node))
-        }
+        var line: Int { Int(sg_xml_line(r)) }
 
         func value() -> String {
-            guard let v = xmlTextReaderConstValue(r) else { return "" }
-            return String(cString: UnsafeRawPointer(v).assumingMemoryBound(to: CChar.self))
+            guard let v = sg_xml_value(r) else { return "" }
+            return String(cString: v)
         }
 
         func localName() -> String {
-            guard let v = xmlTextReaderConstLocalName(r) else { return "" }
-            return String(cString: UnsafeRawPointer(v).assumingMemoryBound(to: CChar.self))
+            guard let v = sg_xml_local_name(r) else { return "" }
+            return String(cString: v)
         }
 
         func attribute(_ name: String) -> String? {
-            guard xmlTextReaderMoveToAttribute(r, Array(name.utf8) + [0]) == 1 else { return nil }
-            defer { xmlTextReaderMoveToElement(r) }
+            guard sg_xml_move_to_attribute(r, name) == 1 else { return nil }
+            defer { sg_xml_move_to_element(r) }
             return value()
         }
 
         mutating func read() -> Result<GPXTrack, GPXError> {
-            xmlResetLastError()
+            sg_xml_reset_last_error()
             while true {
-                let status = xmlTextReaderRead(r)
+                let status = sg_xml_read(r)
                 if status == 0 { break }
                 if status < 0 {
                     var why = "it is not well-formed XML"
-                    if let e = xmlGetLastError(), let m = e.pointee.message {
+                    if let m = sg_xml_last_error_message() {
                         why = String(cString: m).trimmingCharacters()
                     }
-                    let at = xmlGetLastError().map { Int($0.pointee.line) } ?? line
+                    let at = sg_xml_last_error_message() != nil ? Int(sg_xml_last_error_line()) : line
                     return .failure(GPXError("line \(at): \(why)"))
                 }
                 do throws(GPXError) { try node() } catch { return .failure(error) }
@@ -258,14 +253,14 @@ public enum GPX {
         var sawRoot = false
 
         mutating func node() throws(GPXError) {
-            switch xmlTextReaderNodeType(r) {
-            case Int32(XML_READER_TYPE_ELEMENT.rawValue):
+            switch sg_xml_node_type(r) {
+            case Int32(SG_XML_ELEMENT):
                 let n = localName()
                 if !sawRoot {
                     sawRoot = true
                     guard n == "gpx" else { throw GPXError("not a GPX file: its first element is <\(n)>, not <gpx>") }
                 }
-                let empty = xmlTextReaderIsEmptyElement(r) == 1
+                let empty = sg_xml_is_empty_element(r) == 1
                 if n == "trkpt" {
                     try startPoint()
                     if empty { endPoint() }
@@ -274,9 +269,9 @@ public enum GPX {
                 }
                 text = ""
                 if !empty { path.append(n) }
-            case Int32(XML_READER_TYPE_TEXT.rawValue), Int32(XML_READER_TYPE_CDATA.rawValue):
+            case Int32(SG_XML_TEXT), Int32(SG_XML_CDATA):
                 text += value()
-            case Int32(XML_READER_TYPE_END_ELEMENT.rawValue):
+            case Int32(SG_XML_END_ELEMENT):
                 guard let n = path.popLast() else { return }
                 let parent = path.last
                 if n == "trkpt" { endPoint(); return }
