@@ -30,9 +30,9 @@ extension BoardConfig {
         }
 
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys([], tables: ["board", "camera", "audio", "gpio", "peer", "gps_receiver"])
+        try doc.checkKeys(Self.knownKeys.keys(""), tables: Self.knownKeys.topLevelTables)
         let board = try doc.requiredTable("board")
-        try board.checkKeys(["name", "thermal_zone", "video_encoder"])
+        try board.checkKeys(Self.knownKeys.keys("board"))
         let encoder = try board.string("video_encoder", "one of " + BoardConfig.videoEncoders.joined(separator: ", "))
         if let encoder, !BoardConfig.videoEncoders.contains(encoder) {
             throw board.error(.invalidValue, "video_encoder",
@@ -52,7 +52,7 @@ extension BoardConfig {
     }
 
     private static func gpsReceiver(_ r: TableReader) throws(ConfigError) -> GPSReceiverConfig {
-        try r.checkKeys(["device", "baud"])
+        try r.checkKeys(knownKeys.keys("gps_receiver"))
         let device = try r.string("device", expected: "\"usb\" or a serial device under /dev/, e.g. /dev/serial0") {
             $0.isVisibleASCII
         }
@@ -73,7 +73,7 @@ extension BoardConfig {
     }
 
     private static func camera(_ r: TableReader) throws(ConfigError) -> CameraConfig {
-        try r.checkKeys(["device", "format", "width", "height", "fps", "exposure_us"])
+        try r.checkKeys(knownKeys.keys("camera"))
         let device = try r.string("device", expected: "a device path under /dev/, e.g. /dev/sprintgate/camera") {
             $0.isVisibleASCII
         }
@@ -113,7 +113,7 @@ extension BoardConfig {
     }
 
     private static func audio(_ r: TableReader) throws(ConfigError) -> AudioConfig {
-        try r.checkKeys(["device"])
+        try r.checkKeys(knownKeys.keys("audio"))
         let device = try r.string(
             "device",
             expected: "an ALSA PCM name such as default or plughw:CARD=Headphones,DEV=0"
@@ -124,7 +124,7 @@ extension BoardConfig {
     }
 
     private static func peer(_ r: TableReader) throws(ConfigError) -> PeerConfig {
-        try r.checkKeys(["group"])
+        try r.checkKeys(knownKeys.keys("peer"))
         let length = PeerConfig.nameLength
         let group = try r.string(
             "group",
@@ -165,7 +165,8 @@ extension BoardConfig {
         if !isInput, r.keys.contains("debounce_ms") {
             throw r.error(.unknownKey, "debounce_ms", "applies to inputs only; \(role) is an output")
         }
-        try r.checkKeys(["chip", "line", "active_low", "bias"] + (isInput ? ["debounce_ms"] : []))
+        // The list names debounce_ms, which input roles alone take.
+        try r.checkKeys(knownKeys.keys("gpio.<role>").filter { isInput || $0 != "debounce_ms" })
         let chip = try r.string("chip", expected: "a chip label such as pinctrl-bcm2711") {
             $0.isVisibleASCII && $0 != "/"
         }

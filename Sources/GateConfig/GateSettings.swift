@@ -66,8 +66,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
-        try t.checkKeys(["min_run_s", "min_vertical_m", "longest_pause_s", "snowboard_min_run_s", "snowboard_min_vertical_m",
-                         "snowboard_longest_pause_s", "button", "sport"])
+        try t.checkKeys(GateSettings.knownKeys.keys("ski"))
         if let v = try t.bool("button", "true or false") { button = v }
         if let v = try t.string("sport", "\"ski\" or \"snowboard\"") {
             guard v == "ski" || v == "snowboard" else { throw t.error(.invalidValue, "sport", "\"\(v)\" is not \"ski\" or \"snowboard\"") }
@@ -149,7 +148,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
             throw ConfigError(code: .syntax, file: file, keyPath: "", message: "\(error)")
         }
         let doc = TableReader(table: root, path: "", file: file)
-        try doc.checkKeys(["board", "state_dir"], tables: ["gate", "start", "feedback", "detector", "camera", "peers", "video", "gps", "ski", "mqtt", "rowing"])
+        try doc.checkKeys(Self.knownKeys.keys(""), tables: Self.knownKeys.topLevelTables)
         source = file
         let board = try doc.string("board", expected: "the path of a board file, e.g. /usr/share/sprintgate/boards/generic-usb.toml, or \"auto\"")
         let dir = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
@@ -173,7 +172,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
         preset = nil
         speedUnit = .metresPerSecond
         if let gate = try doc.table("gate") {
-            try gate.checkKeys(["gate_x", "preset", "distance_m", "start_type", "solo", "speed_unit"])
+            try gate.checkKeys(Self.knownKeys.keys("gate"))
             gateX = try gate.optionalNumber("gate_x", in: 0...8192, unit: " input pixels")
             if let id = try gate.string("preset", "a preset name") {
                 guard let p = Preset.named(id) else {
@@ -197,7 +196,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
             if let unit = try gate.optionalWord("speed_unit", SpeedUnit.self) { speedUnit = unit }
         }
         if let start = try doc.table("start") {
-            try start.checkKeys(["marks_pause_s", "set_pause_s", "start_sound"])
+            try start.checkKeys(Self.knownKeys.keys("start"))
             if let r = try start.optionalRange("marks_pause_s", within: 3...20, unit: " s") { engine.marksPause = r }
             if let r = try start.optionalRange("set_pause_s", within: 0.5...5, unit: " s") { engine.setPause = r }
             if let s = try start.string("start_sound", "one of beep, gunshot, whistle") {
@@ -208,7 +207,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
             }
         }
         if let fb = try doc.table("feedback") {
-            try fb.checkKeys(["crossing_led", "buzzer", "crossing_sound", "spoken_time"])
+            try fb.checkKeys(Self.knownKeys.keys("feedback"))
             if let v = try fb.bool("crossing_sound", "true or false") { engine.crossingSound = v }
             if let v = try fb.bool("crossing_led", "true or false") { engine.crossingLED = v }
             if let v = try fb.bool("buzzer", "true or false") { engine.crossingBuzzer = v }
@@ -219,7 +218,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
         motionThreshold = nil
         rowReadout = .zero
         if let det = try doc.table("detector") {
-            try det.checkKeys(["subject", "min_height", "min_velocity", "motion_threshold", "row_time_us"])
+            try det.checkKeys(Self.knownKeys.keys("detector"))
             if let v = try det.string("subject", "\"athlete\" or \"vehicle\"") {
                 guard let s = CrossingSubject(rawValue: v) else {
                     throw det.error(.invalidValue, "subject", "\"\(v)\" is not \"athlete\" or \"vehicle\"")
@@ -232,7 +231,7 @@ public struct SkiTrackSettings: Sendable, Hashable {
             if let us = try det.optionalNumber("row_time_us", in: 0...1000, unit: " µs") { rowReadout = .microseconds(us) }
         }
         if let cam = try doc.table("camera") {
-            try cam.checkKeys(["fps", "exposure_us"])
+            try cam.checkKeys(Self.knownKeys.keys("camera"))
             if let fps = try cam.int("fps", "an integer, one of 30, 60, 90, 120") {
                 guard CameraConfig.allowedFrameRates.contains(fps) else {
                     throw cam.error(.outOfRange, "fps", "\(fps) is not one of 30, 60, 90, 120")
@@ -279,7 +278,7 @@ public struct GPSSettings: Sendable, Hashable {
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
-        try t.checkKeys(["host", "port", "rate_hz", "accuracy_m", "rollout", "set_rate"])
+        try t.checkKeys(GateSettings.knownKeys.keys("gps"))
         if let v = try t.string("host", "gpsd's host name or address, e.g. \"127.0.0.1\"") {
             guard !v.isEmpty, !v.contains(" ") else { throw t.error(.invalidValue, "host", "\"\(v)\" is not a host name or address") }
             host = v
@@ -309,7 +308,7 @@ public struct MQTTSettings: Sendable, Hashable {
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
-        try t.checkKeys(["host", "port", "device"])
+        try t.checkKeys(GateSettings.knownKeys.keys("mqtt"))
         if let v = try t.string("host", "the broker's host name or address, e.g. \"192.168.4.1\"") {
             guard !v.isEmpty, !v.contains(" ") else { throw t.error(.invalidValue, "host", "\"\(v)\" is not a host name or address") }
             host = v
@@ -346,7 +345,7 @@ public struct RowingSettings: Sendable, Hashable {
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
-        try t.checkKeys(["controller", "ergs", "sample_rate_ms"])
+        try t.checkKeys(GateSettings.knownKeys.keys("rowing"))
         if let v = try t.optionalInt("controller", in: 0...15, why: "hci0 to hci15") { controller = v }
         if t.table["sample_rate_ms"] != nil { sampleRateMs = try t.int("sample_rate_ms", oneOf: [100, 250, 500, 1000]) }
         if let value = t.table["ergs"] {
@@ -421,9 +420,7 @@ public struct VideoSettings: Sendable, Hashable {
     public init() {}
 
     init(_ t: TableReader) throws(ConfigError) {
-        try t.checkKeys(["enabled", "delay_s", "pre_roll_s", "post_roll_s", "encoder", "bitrate_kbps", "memory_mb", "mark_button",
-                         "clickers", "target_face", "bow", "arrow_diameter_mm", "arrows_per_end", "overlay", "tv", "tv_rotate",
-                         "tv_flip", "tv_versus"])
+        try t.checkKeys(GateSettings.knownKeys.keys("video"))
         if let v = try t.string("tv", "\"auto\", \"off\" or a display card such as \"/dev/dri/card1\"") {
             switch v {
             case "auto": tv = ""
@@ -527,7 +524,7 @@ public struct PeerSettings: Sendable, Hashable {
     }
 
     init(_ t: TableReader) throws(ConfigError) {
-        try t.checkKeys(["pairing_code", "role", "port", "host"])
+        try t.checkKeys(GateSettings.knownKeys.keys("peers"))
         guard let code = try t.string("pairing_code", "the group's pairing code, e.g. \"TRACK-2024\"") else {
             throw t.error(.missingKey, "pairing_code", "missing; expected the pairing code shared by every gate of the group")
         }
