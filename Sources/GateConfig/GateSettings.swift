@@ -394,6 +394,8 @@ public struct RowingSettings: Sendable, Hashable {
 /// tv_versus = false    # the TV shows live (left) and delayed (right) side by side
 /// ```
 public struct VideoSettings: Sendable, Hashable {
+    /// The settings file the table was read from, for errors found when the mode starts.
+    public var file = "gate.toml"
     public var enabled = true
     public var delaySeconds = 5.0
     public var preRollSeconds = 5.0
@@ -421,6 +423,7 @@ public struct VideoSettings: Sendable, Hashable {
 
     init(_ t: TableReader) throws(ConfigError) {
         try t.checkKeys(GateSettings.knownKeys.keys("video"))
+        file = t.file
         if let v = try t.string("tv", "\"auto\", \"off\" or a display card such as \"/dev/dri/card1\"") {
             switch v {
             case "auto": tv = ""
@@ -476,7 +479,7 @@ public struct VideoSettings: Sendable, Hashable {
     public func keepsCameraJPEG(cameraFormat: String?) throws(ConfigError) -> Bool {
         let sendsJPEG = cameraFormat == "MJPG"
         if encoder == "mjpeg" && !sendsJPEG {
-            throw ConfigError(code: .invalidValue, file: "gate.toml", keyPath: "video.encoder",
+            throw ConfigError(code: .invalidValue, file: file, keyPath: "video.encoder",
                               message: "\"mjpeg\" keeps a camera's JPEGs, but this camera sends \(cameraFormat ?? "no frames yet"): set auto or libx264")
         }
         return encoder == "mjpeg" || (encoder == nil && sendsJPEG)

@@ -213,7 +213,11 @@ struct RunCommand: ParsableCommand {
                                             }
                                         }, cameraJPEG: jpeg)
             }
-            if settings.video != nil { try switcher.turnOn(&loop) }
+            // Why fail: a [video] value the camera cannot honour is bad input, which systemd must
+            // not retry (status 2), like any other settings error.
+            if settings.video != nil {
+                do { try switcher.turnOn(&loop) } catch let error as ConfigError { fail(error.description) }
+            }
             videoSwitch = switcher
         } else if settings.video != nil {
             log.warning("[video] is enabled but the page is off (--web-port 0): the delayed view needs the page; video stays off")

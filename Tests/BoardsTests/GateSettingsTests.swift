@@ -181,8 +181,12 @@ struct GateSettingsTests {
         let mjpeg = try #require(try settings("[video]\nencoder = \"mjpeg\"").video)
         #expect(try mjpeg.keepsCameraJPEG(cameraFormat: "MJPG"))
         #expect(throws: ConfigError.self) { try mjpeg.keepsCameraJPEG(cameraFormat: "YUYV") }
-        do { _ = try mjpeg.keepsCameraJPEG(cameraFormat: "YUYV") } catch {
-            #expect(error.description == "gate.toml: video.encoder: \"mjpeg\" keeps a camera's JPEGs, but this camera sends YUYV: set auto or libx264")
+        // The error names the settings file it was read from.
+        let board = Repo.boards.appendingPathComponent("generic-usb.toml").path
+        let installed = try #require(try GateSettings(toml: "board = \"\(board)\"\n[video]\nencoder = \"mjpeg\"",
+                                                      file: "/etc/sprintgate/gate.toml").video)
+        do { _ = try installed.keepsCameraJPEG(cameraFormat: "YUYV") } catch {
+            #expect(error.description == "/etc/sprintgate/gate.toml: video.encoder: \"mjpeg\" keeps a camera's JPEGs, but this camera sends YUYV: set auto or libx264")
         }
         // The TV: the first connected display unless the file says off or names a card.
         #expect(chosen.tv == "" && chosen.tvRotation == 0 && !chosen.tvFlip)
