@@ -31,6 +31,22 @@ enum HardwareRig {
         Int(readFile("\(Rig.gpioSimSysfs)/sim_gpio\(offset(line))/value").filter { $0.isNumber }) ?? -1
     }
 
+    /// Runs `body` with the calling thread at real-time priority, then puts it back.
+    /// Why: the rig's guest has one emulated CPU, shared with the gate under test; a watcher
+    /// polling an output at normal priority can be kept off the CPU for longer than a
+    /// 100 ms buzz and miss it on a slow host. A real-time thread runs as soon as its sleep
+    /// ends, and it sleeps between reads, so the gate keeps the CPU otherwise.
+    static func promptly<T>(_ body: () -> T) -> T {
+        var policy: Int32 = 0
+        var saved = sched_param()
+        pthread_getschedparam(pthread_self(), &policy, &saved)
+        var realTime = sched_param()
+        realTime.sched_priority = 10
+        let raised = pthread_setschedparam(pthread_self(), SCHED_FIFO, &realTime) == 0
+        defer { if raised { pthread_setschedparam(pthread_self(), policy, &saved) } }
+        return body()
+    }
+
     static func writeFile(_ path: String, _ text: String) {
         let fd = open(path, O_WRONLY)
         precondition(fd >= 0, "cannot open \(path)")
