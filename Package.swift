@@ -25,7 +25,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
@@ -70,7 +69,7 @@ let package = Package(
         // Datagram authentication from the pairing code, with replay protection.
         .target(
             name: "PeerAuth",
-            dependencies: ["PeerWire", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PeerWire", "CPeerMAC"],
             swiftSettings: strictSettings
         ),
         // Multi-gate races: session state machine, roles, retransmission, discovery, sync per peer.
@@ -190,6 +189,10 @@ let package = Package(
         // libxml2's streaming reader behind a header that names no libxml2 or ICU type, so no
         // Swift module sees the system's ICU beside Foundation's.
         .target(name: "CXMLReader", dependencies: ["CXML2"]),
+        // HKDF-SHA256 and HMAC-SHA256 from the system's libcrypto (OpenSSL 3), behind a
+        // header of plain C types. Why not swift-crypto: it compiles its own BoringSSL, some
+        // 520 C files, which doubled the build from scratch on a Pi for two primitives.
+        .target(name: "CPeerMAC", linkerSettings: [.linkedLibrary("crypto")]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // MQTT through libmosquitto: a client on its own thread, and the outbox that loses no
         // result while the broker or the Wi-Fi is away.

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The group key: derived from the pairing code the coach types on every gate.
 
-import Crypto
+internal import CPeerMAC
 import Foundation
 
 /// Why a pairing code cannot be used.
 public struct PairingCodeError: Error, Sendable, Hashable, CustomStringConvertible {
-    private enum Kind: Hashable, Sendable { case tooShort, tooLong, invalidCharacter }
+    private enum Kind: Hashable, Sendable { case tooShort, tooLong, invalidCharacter, keyDerivationFailed }
     private let kind: Kind
     private init(_ kind: Kind) { self.kind = kind }
 
@@ -16,12 +16,15 @@ public struct PairingCodeError: Error, Sendable, Hashable, CustomStringConvertib
     public static let tooLong = Self(.tooLong)
     /// A character other than a letter A–Z, a digit, a space or a hyphen.
     public static let invalidCharacter = Self(.invalidCharacter)
+    /// The system's libcrypto could not derive the key (out of memory).
+    public static let keyDerivationFailed = Self(.keyDerivationFailed)
 
     public var description: String {
         switch kind {
         case .tooShort: return "pairing code too short: use at least \(PairingKey.minimumLength) letters or digits"
         case .tooLong: return "pairing code too long: use at most \(PairingKey.maximumLength) letters or digits"
         case .invalidCharacter: return "pairing code may hold only letters A-Z, digits, spaces and hyphens"
+        case .keyDerivationFailed: return "libcrypto could not derive the key from the pairing code (out of memory?); restart the gate"
         }
     }
 }
@@ -50,7 +53,8 @@ public struct PairingKey: Sendable {
     /// HKDF info: names the key's one use.
     static let info = Array("SprintGate datagram HMAC-SHA256 key".utf8)
 
-    let symmetricKey: SymmetricKey
+    /// The 32-byte HMAC-SHA256 key.
+    let keyBytes: [UInt8]
 
     /// The normalised code: letters upper-cased, spaces and hyphens removed.
     public let normalisedCode: String
@@ -74,7 +78,11 @@ public struct PairingKey: Sendable {
         guard normalised.count >= Self.minimumLength else { throw .tooShort }
         guard normalised.count <= Self.maximumLength else { throw .tooLong }
         normalisedCode = String(decoding: normalised, as: UTF8.self)
-        symmetricKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: normalised), salt: Self.salt,
-                                              info: Self.info, outputByteCount: 32)
+        var key = [UInt8](repeating: 0, count: 32)
+        let rc = key.withUnsafeMutableBufferPointer { out in
+            sg_hkdf_sha256(normalised, normalised.count, Self.salt, Self.salt.count, Self.info, Self.info.count, out.baseAddress, out.count)
+        }
+        guard rc == 0 else { throw .keyDerivationFailed }
+        keyBytes = key
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Seals outgoing and opens incoming datagrams: authentication tag, replay window, drop counts.
 
-import Crypto
+internal import CPeerMAC
 import Foundation
 public import PeerWire
 
@@ -72,7 +72,7 @@ public enum Opened: Sendable, Hashable {
 
 /// Why `PeerGuard.seal` could not produce a datagram.
 public struct SealError: Error, Sendable, Hashable, CustomStringConvertible {
-    private enum Kind: Hashable, Sendable { case wire(WireError), sequenceExhausted }
+    private enum Kind: Hashable, Sendable { case wire(WireError), sequenceExhausted, noTag }
     private let kind: Kind
     private init(_ kind: Kind) { self.kind = kind }
 
@@ -81,11 +81,14 @@ public struct SealError: Error, Sendable, Hashable, CustomStringConvertible {
     /// 2³² − 1 datagrams were sent in this boot epoch: the gate must restart with a
     /// larger epoch (at 100 datagrams a second that is after 16 months).
     public static let sequenceExhausted = Self(.sequenceExhausted)
+    /// The system's libcrypto could not compute the tag (out of memory).
+    public static let noTag = Self(.noTag)
 
     public var description: String {
         switch kind {
         case .wire(let error): return "cannot encode message: \(error)"
         case .sequenceExhausted: return "sequence numbers of this boot epoch exhausted; restart the gate"
+        case .noTag: return "libcrypto could not compute the datagram's tag (out of memory?)"
         }
     }
 }
@@ -121,7 +124,7 @@ public struct PeerGuard: Sendable {
     /// room for gates replaced during a day while bounding memory against any flood.
     public static let maxPeers = 64
 
-    private let key: SymmetricKey
+    private let key: [UInt8]
     /// This gate's id; datagrams carrying it as sender are dropped as `reflected`.
     public let localGate: GateID
     /// This gate's boot epoch, put in every datagram it seals.
@@ -139,7 +142,7 @@ public struct PeerGuard: Sendable {
     private var windows: [GateID: ReplayWindow] = [:]
 
     public init(key: PairingKey, localGate: GateID, bootEpoch: UInt32, session: SessionID? = nil) {
-        self.key = key.symmetricKey
+        self.key = key.keyBytes
         self.localGate = localGate
         self.bootEpoch = bootEpoch
         self.session = session
@@ -168,11 +171,12 @@ public struct PeerGuard: Sendable {
             throw .wire(error)
         }
         guard buffer.count - length >= Self.tagLength else { throw .wire(.bufferTooSmall) }
-        let mac = Self.mac(UnsafeRawBufferPointer(rebasing: buffer[..<length]), key: key)
-        mac.withUnsafeBytes { macBytes in
+        let tagged = Self.withMAC(UnsafeRawBufferPointer(rebasing: buffer[..<length]), key: key) { mac in
             UnsafeMutableRawBufferPointer(rebasing: buffer[length ..< length + Self.tagLength])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: macBytes[..<Self.tagLength]))
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: mac[..<Self.tagLength]))
+            return true
         }
+        guard tagged == true else { throw .noTag }
         nextSequence += 1
         return length + Self.tagLength
     }
@@ -230,9 +234,9 @@ public struct PeerGuard: Sendable {
 
         let message = UnsafeRawBufferPointer(rebasing: datagram[..<header.messageLength])
         let tag = UnsafeRawBufferPointer(rebasing: datagram[header.messageLength...])
-        let mac = Self.mac(message, key: key)
-        let authentic = mac.withUnsafeBytes { macBytes in Self.constantTimeEqual(macBytes, tag, count: Self.tagLength) }
-        guard authentic else { return .failure(.unauthenticated) }
+        // A tag libcrypto could not compute authenticates nothing.
+        let authentic = Self.withMAC(message, key: key) { mac in Self.constantTimeEqual(UnsafeRawBufferPointer(rebasing: mac[..<Self.tagLength]), tag, count: Self.tagLength) }
+        guard authentic == true else { return .failure(.unauthenticated) }
 
         let envelope: Envelope
         do {
@@ -262,14 +266,21 @@ public struct PeerGuard: Sendable {
 
     /// The tag a datagram whose header and payload are `message` carries under `key`: for
     /// tests and fuzzing, which need authentic datagrams with arbitrary contents.
+    /// Empty when libcrypto cannot compute it.
     public static func authenticationTag(for message: UnsafeRawBufferPointer, key: PairingKey) -> [UInt8] {
-        mac(message, key: key.symmetricKey).withUnsafeBytes { Array($0.prefix(tagLength)) }
+        withMAC(message, key: key.keyBytes) { Array($0.prefix(tagLength)) } ?? []
     }
 
-    private static func mac(_ bytes: UnsafeRawBufferPointer, key: SymmetricKey) -> HMAC<SHA256>.MAC {
-        var hmac = HMAC<SHA256>(key: key)
-        hmac.update(data: bytes)
-        return hmac.finalize()
+    /// Calls `body` with HMAC-SHA256(key, bytes), all 32 bytes, held on the stack; `nil`
+    /// when libcrypto fails.
+    private static func withMAC<R>(_ bytes: UnsafeRawBufferPointer, key: [UInt8], _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(SG_HMAC_SHA256_LENGTH)) { out -> R? in
+            let rc = key.withUnsafeBufferPointer { k in
+                sg_hmac_sha256(k.baseAddress, k.count, bytes.baseAddress, bytes.count, out.baseAddress)
+            }
+            guard rc == 0 else { return nil }
+            return body(UnsafeRawBufferPointer(out))
+        }
     }
 
     /// Compares the first `count` bytes in time independent of where they differ.

@@ -138,6 +138,24 @@ private let ping = Message.ping(Ping(t1: MonotonicInstant(nanoseconds: 42)))
         #expect(receiver.drops[.unauthenticated] == UInt64(sampleMessages.count))
     }
 
+    /// The tag is HKDF-SHA256 then HMAC-SHA256 as RFC 5869 and RFC 2104 define them, so gates
+    /// of every release (and any other implementation) agree. The expected bytes were
+    /// computed with Python's hmac and hashlib from the same code, salt and info.
+    @Test func tagsMatchTheStandardConstructions() {
+        let message = (0 ..< 40).map { UInt8($0) }
+        let tag = message.withUnsafeBytes { PeerGuard.authenticationTag(for: $0, key: groupKey) }
+        #expect(hex(tag) == "e86b3d7efa80382edf8277d1a222cd43")
+        let empty = [UInt8]().withUnsafeBytes { PeerGuard.authenticationTag(for: $0, key: groupKey) }
+        #expect(hex(empty) == "4dbed78f03f8fbcb3baa63e272f75b21")
+        // Another code's key gives another tag.
+        let other = try! PairingKey(pairingCode: "track-7Q4X-93")
+        #expect(message.withUnsafeBytes { PeerGuard.authenticationTag(for: $0, key: other) } != tag)
+    }
+
+    private func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
     @Test func pairingCodesAreNormalisedAndValidated() throws {
         var a = makeGuard(1, key: try PairingKey(pairingCode: "ab12 cd34"))
         var b = makeGuard(2, key: try PairingKey(pairingCode: "AB12-CD34"))
