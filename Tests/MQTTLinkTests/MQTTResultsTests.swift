@@ -33,12 +33,17 @@ struct MQTTResultsTests {
         let results = try MQTTResults(settings: settings, outboxDirectory: scratch.path, logger: Logger(label: "gate"))
         let relay = CommitRelay()
         results.attach(to: relay)
+        // A run is not retained: one published before the board's subscription is in place
+        // never reaches it. The gate's status is retained, so once the board has it, the
+        // board is listening.
+        let end = Date().addingTimeInterval(20)
+        while Date() < end, got.withLock({ $0["sprintgate/finish/status"] }) == nil { usleep(20_000) }
+        #expect(got.withLock { $0["sprintgate/finish/status"] } == Array("online".utf8), "the board never heard the gate")
         let run = StoredRun(id: 42, startType: "flying", presetID: "flying-30m", distance: 30, athleteID: 7, wallStartMs: 1_780_000_000_250,
                             totalNs: 3_456_000_000, gateCount: 2,
                             splits: [StoredSplit(gateIndex: 1, distance: 30, timeNs: 3_456_000_000, segmentNs: 3_456_000_000,
                                                  segmentSpeed: 8.68, syncUncertaintyNs: 500_000)])
         relay.deliver(CommittedRun(run: run, bests: BestsSet(personal: true, season: true)))
-        let end = Date().addingTimeInterval(20)
         while Date() < end, got.withLock({ $0["sprintgate/finish/runs"] }) == nil { usleep(20_000) }
         let payload = try #require(got.withLock { $0["sprintgate/finish/runs"] })
         let m = try JSONDecoder().decode(MQTTResults.RunMessage.self, from: Data(payload))
@@ -71,7 +76,7 @@ struct MQTTGateTests {
         let board = MQTTLink(configuration: .init(host: "127.0.0.1", port: broker.port, clientID: "board", statusTopic: "x/board/status"),
                              outbox: MemoryOutbox(), logger: Logger(label: "board")) { topic, payload in
             got.withLock { g in
-                if topic == "sprintgate/demo/status" { g.1[topic] = String(decoding: payload, as: UTF8.self) }
+                if topic.hasSuffix("/status") { g.1[topic] = String(decoding: payload, as: UTF8.self) }
                 if topic == "sprintgate/demo/runs", let m = try? JSONDecoder().decode(MQTTResults.RunMessage.self, from: Data(payload)) {
                     _ = g.0.first(m.id)
                 }
@@ -79,6 +84,14 @@ struct MQTTGateTests {
         }
         try board.start()
         board.subscribe("sprintgate/#")
+        // Runs are not retained: the board hears its own probe before the demo starts, so
+        // its subscription is in place before the first run is published.
+        var end = Date().addingTimeInterval(20)
+        while Date() < end, got.withLock({ $0.1["sprintgate/probe/status"] }) == nil {
+            board.publishNow(topic: "sprintgate/probe/status", payload: Array("probe".utf8))
+            usleep(100_000)
+        }
+        #expect(got.withLock { $0.1["sprintgate/probe/status"] } == "probe", "the board never heard its own probe")
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
         let p = Process()
@@ -90,7 +103,7 @@ struct MQTTGateTests {
         try p.run()
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
         // The demo's clip gives a run every few seconds.
-        var end = Date().addingTimeInterval(60)
+        end = Date().addingTimeInterval(60)
         while Date() < end, got.withLock({ $0.0.count }) < 3 { usleep(50_000) }
         let runs = got.withLock { $0.0.count }
         #expect(runs >= 3, "\(runs) runs received")
