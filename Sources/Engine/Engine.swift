@@ -42,6 +42,12 @@ public struct EngineConfig: Sendable, Hashable {
     public var pulse: Span = .milliseconds(150)
     /// Seed of the random pauses (fixed in tests and replays).
     public var seed: UInt64 = 0x5EED
+    /// A lone gate arms itself again `rearmDelay` after each finished run (`AutoRearm`).
+    /// Off, the coach arms each run from the page.
+    public var autoRearm = true
+    public var rearmDelay: Span = .seconds(3)
+    /// The longest `rearmDelay` a settings file or the page may set.
+    public static let rearmDelays: ClosedRange<Double> = 0.5...60
 
     public init() {}
 

@@ -193,6 +193,8 @@ public struct SkiTrackSettings: Sendable, Hashable {
             }
             if let st = try gate.optionalWord("start_type", StartType.self) { engine.startType = st }
             if let solo = try gate.bool("solo", "true or false") { engine.solo = solo }
+            if let v = try gate.bool("rearm", "true or false") { engine.autoRearm = v }
+            if let s = try gate.optionalNumber("rearm_s", in: EngineConfig.rearmDelays, unit: " s") { engine.rearmDelay = .seconds(s) }
             if let unit = try gate.optionalWord("speed_unit", SpeedUnit.self) { speedUnit = unit }
         }
         if let start = try doc.table("start") {

@@ -69,7 +69,7 @@ extension GateSettings {
     /// The tables and keys the gate settings file (`/etc/sprintgate/gate.toml`) accepts.
     public static let knownKeys = KnownKeys(tables: [
         .init("", ["board", "state_dir"]),
-        .init("gate", ["gate_x", "preset", "distance_m", "start_type", "solo", "speed_unit"]),
+        .init("gate", ["gate_x", "preset", "distance_m", "start_type", "solo", "speed_unit", "rearm", "rearm_s"]),
         .init("start", ["marks_pause_s", "set_pause_s", "start_sound"]),
         .init("feedback", ["crossing_led", "buzzer", "crossing_sound", "spoken_time"]),
         .init("detector", ["subject", "min_height", "min_velocity", "motion_threshold", "row_time_us"]),

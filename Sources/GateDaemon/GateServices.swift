@@ -29,6 +29,7 @@ public final class GateServices {
     public let link: PeerLink?
     private let log: Logger
     private var nextWebStatus: MonotonicInstant
+    private var rearm = AutoRearm()
 
     /// Starts the NTP server (on `ntpPort`, none when nil or 0) and the race link (when
     /// `peer` is set) and puts their sockets on `epoll`; finished races go to storage.
@@ -91,10 +92,17 @@ public final class GateServices {
         }
     }
 
-    /// Steps 1 and 2: page commands, then the race link.
+    /// Steps 1 and 2: page commands (and a lone gate arming itself again after a run, with
+    /// `autoRearm`), then the race link.
     public func beforeFrames<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         web?.applyCommands(to: &loop, now: now)
+        // In a race session the host arms the gates for the next run.
+        let racing = link?.inSession ?? false
+        if rearm.due(phase: racing ? .idle : loop.engine.phase, config: loop.engine.config, now: now) {
+            log.info("run finished \(loop.engine.config.rearmDelay.seconds) s ago: armed again for the next one")
+            loop.command(.arm, now: now)
+        }
         guard let link else { return }
         storage.photos?.forwardsToRace = link.sendsPhotos
         while let p = storage.photos?.takeOutgoing() { link.notePhoto(bundle: p.bundle, crossingNs: p.crossingNs, media: p.media, now: now) }

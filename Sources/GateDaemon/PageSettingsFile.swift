@@ -76,7 +76,7 @@ public enum PageSettingsFile {
         apply(s, to: &engine)
     }
 
-    /// The engine's part of `s` (start type, pauses, start sound, feedback).
+    /// The engine's part of `s` (start type, pauses, start sound, feedback, re-arming).
     public static func apply(_ s: EditableSettings, to engine: inout EngineConfig) {
         if let t = s.startType.flatMap(StartType.init(rawValue:)) { engine.startType = t }
         if let m = s.marksPause { engine.marksPause = m.min...m.max }
@@ -86,6 +86,7 @@ public enum PageSettingsFile {
         if let v = s.buzzer { engine.crossingBuzzer = v }
         if let v = s.crossingSound { engine.crossingSound = v }
         if let v = s.spokenTime { engine.spokenTime = v }
+        if let v = s.rearm { engine.autoRearm = v }
     }
 
     /// The page's view of a running configuration.
@@ -95,7 +96,7 @@ public enum PageSettingsFile {
                          marksPause: .init(min: engine.marksPause.lowerBound, max: engine.marksPause.upperBound),
                          setPause: .init(min: engine.setPause.lowerBound, max: engine.setPause.upperBound),
                          startSound: engine.startSound.rawValue, crossingLED: engine.crossingLED, buzzer: engine.crossingBuzzer,
-                         crossingSound: engine.crossingSound, spokenTime: engine.spokenTime, speedUnit: speedUnit, fps: fps,
+                         crossingSound: engine.crossingSound, spokenTime: engine.spokenTime, rearm: engine.autoRearm, speedUnit: speedUnit, fps: fps,
                          minHeight: minHeight, delayedVideo: delayedVideo)
     }
 }

@@ -31,6 +31,8 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     public var buzzer: Bool?
     public var crossingSound: Bool?
     public var spokenTime: Bool?
+    /// A lone gate arms itself again a few seconds after each run.
+    public var rearm: Bool?
     public var speedUnit: String?
     /// The camera's frame rate: 30, 60, 90 or 120 (the camera reopens at it between runs).
     public var fps: Int?
@@ -41,7 +43,8 @@ public struct EditableSettings: Sendable, Hashable, Codable {
 
     public init(preset: String? = nil, distance: Double? = nil, startType: String? = nil, marksPause: Pause? = nil, setPause: Pause? = nil,
                 startSound: String? = nil, crossingLED: Bool? = nil, buzzer: Bool? = nil, crossingSound: Bool? = nil,
-                spokenTime: Bool? = nil, speedUnit: String? = nil, fps: Int? = nil, minHeight: Double? = nil, delayedVideo: Bool? = nil) {
+                spokenTime: Bool? = nil, rearm: Bool? = nil, speedUnit: String? = nil, fps: Int? = nil, minHeight: Double? = nil,
+                delayedVideo: Bool? = nil) {
         self.preset = preset
         self.distance = distance
         self.startType = startType
@@ -52,6 +55,7 @@ public struct EditableSettings: Sendable, Hashable, Codable {
         self.buzzer = buzzer
         self.crossingSound = crossingSound
         self.spokenTime = spokenTime
+        self.rearm = rearm
         self.speedUnit = speedUnit
         self.fps = fps
         self.minHeight = minHeight
@@ -99,7 +103,7 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     /// Reads a `PUT` body: only the keys above, each of its type; throws naming the key.
     public static func decode(_ body: [String: Any]) throws(APIError) -> EditableSettings {
         let known: Set<String> = ["preset", "distance", "startType", "marksPause", "setPause", "startSound", "crossingLED", "buzzer",
-                                  "crossingSound", "spokenTime", "speedUnit", "fps", "minHeight", "delayedVideo"]
+                                  "crossingSound", "spokenTime", "rearm", "speedUnit", "fps", "minHeight", "delayedVideo"]
         if let unknown = body.keys.sorted().first(where: { !known.contains($0) }) {
             throw APIError.invalid(unknown, "not a setting; settings: \(known.sorted().joined(separator: ", "))")
         }
@@ -136,6 +140,7 @@ public struct EditableSettings: Sendable, Hashable, Codable {
         s.buzzer = try flag("buzzer")
         s.crossingSound = try flag("crossingSound")
         s.spokenTime = try flag("spokenTime")
+        s.rearm = try flag("rearm")
         s.speedUnit = try text("speedUnit")
         if let f = try number(body["fps"], "fps") {
             guard f == f.rounded(), abs(f) < 1000 else { throw APIError.invalid("fps", "a whole number of frames per second") }

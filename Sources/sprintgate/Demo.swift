@@ -207,6 +207,8 @@ extension DemoCommand {
     func liveConfig() -> EngineConfig {
         var config = EngineConfig()
         config.startType = .flying
+        // Why shorter than a gate's: the demo's passes are only half a second apart.
+        config.rearmDelay = .milliseconds(250)
         if let m = marksPause { config.marksPause = m...m }
         if let p = setPause { config.setPause = p...p }
         if let problem = config.validate() { fail(problem) }
@@ -432,7 +434,6 @@ extension DemoCommand {
                 loop.reclaimVideoLoans()
                 loop.camera = ReplayFrameSource(spec: spec, start: passStart)
                 try? loop.camera.open()
-                if loop.engine.phase == .finished { loop.command(.arm, now: now) }
             }
             services.afterFrames(loop, now: now, camera: loop.camera.state == .closed ? .streaming : loop.camera.state, mode: mode)
         }

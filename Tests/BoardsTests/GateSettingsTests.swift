@@ -31,6 +31,21 @@ struct GateSettingsTests {
         return try GateSettings(toml: "board = \"\(board)\"\n" + body, file: "gate.toml")
     }
 
+    @Test("re-arming after a run: on after 3 s unless the file says otherwise; out of range is an error naming the key")
+    func rearm() throws {
+        let plain = try settings("")
+        #expect(plain.engine.autoRearm && plain.engine.rearmDelay == .seconds(3))
+        let off = try settings("[gate]\nrearm = false\nrearm_s = 8\n")
+        #expect(!off.engine.autoRearm && off.engine.rearmDelay == .seconds(8))
+        #expect(throws: ConfigError.self) { try settings("[gate]\nrearm_s = 0.1\n") }
+        do {
+            _ = try settings("[gate]\nrearm = \"yes\"\n")
+            Issue.record("a word for a boolean was taken")
+        } catch {
+            #expect(error.description.contains("rearm"))
+        }
+    }
+
     @Test("overrides reach the engine, detector and camera")
     func overrides() throws {
         let s = try settings("""

@@ -694,6 +694,7 @@ function fillSettingsForm(s) {
   $("set-marks-min").value = e.marksPause.min; $("set-marks-max").value = e.marksPause.max;
   $("set-set-min").value = e.setPause.min; $("set-set-max").value = e.setPause.max;
   $("set-led").checked = e.crossingLED; $("set-buzzer").checked = e.buzzer; $("set-beep").checked = e.crossingSound; $("set-spoken").checked = e.spokenTime;
+  $("set-rearm").checked = e.rearm !== false;
   $("set-unit").value = e.speedUnit; $("set-fps").value = String(e.fps); $("set-body").value = String(Math.round(e.minHeight * 1000) / 10);
   // A gate that can run the delay mode says whether it does.
   $("set-video-row").hidden = e.delayedVideo === undefined || e.delayedVideo === null;
@@ -722,7 +723,7 @@ function settingsFromForm() {
     startType: $("set-start").value, startSound: $("set-sound").value,
     marksPause: { min: num("set-marks-min"), max: num("set-marks-max") }, setPause: { min: num("set-set-min"), max: num("set-set-max") },
     crossingLED: $("set-led").checked, buzzer: $("set-buzzer").checked, crossingSound: $("set-beep").checked, spokenTime: $("set-spoken").checked,
-    speedUnit: $("set-unit").value, fps: Number($("set-fps").value), minHeight: num("set-body") / 100,
+    rearm: $("set-rearm").checked, speedUnit: $("set-unit").value, fps: Number($("set-fps").value), minHeight: num("set-body") / 100,
     delayedVideo: $("set-video-row").hidden ? undefined : $("set-video").checked };
 }
 
