@@ -28,6 +28,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        // Named for the web tests' own loopback client; Hummingbird builds on both already.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         // Pure core: value types, time domains, frame views, errors. No Foundation.
@@ -312,7 +316,13 @@ let package = Package(
             name: "WebUITests",
             dependencies: [
                 "GateCore", "SQLiteStore", "WebUI", "VideoDelay", "Archery", "GPSTiming", "SkiRuns", "Rowing",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // The routes are tested over loopback HTTP (LoopbackClient.swift), not with
+                // HummingbirdTesting, which links AsyncHTTPClient and NIOSSL's BoringSSL.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),

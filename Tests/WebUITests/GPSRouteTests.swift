@@ -8,7 +8,6 @@ import GPSTiming
 import HTTPTypes
 import Hummingbird
 import Logging
-import HummingbirdTesting
 import Synchronization
 import SQLiteStore
 import Testing

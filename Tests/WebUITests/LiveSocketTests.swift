@@ -4,7 +4,6 @@
 import Foundation
 import GateCore
 import Hummingbird
-import HummingbirdTesting
 import Testing
 @testable import WebUI
 #if canImport(Glibc)

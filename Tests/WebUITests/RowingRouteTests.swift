@@ -6,7 +6,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Rowing
 import SQLiteStore

@@ -6,7 +6,6 @@
 import Foundation
 import GPSTiming
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import SkiRuns
 import SQLiteStore

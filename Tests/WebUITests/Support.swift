@@ -6,7 +6,6 @@ import Foundation
 import GateCore
 import Hummingbird
 import HTTPTypes
-import HummingbirdTesting
 import Logging
 import SQLiteStore
 import Synchronization
@@ -68,7 +67,7 @@ struct Fixture {
     }
 
     /// Runs `body` against the routes, keeping the database's directory until it ends.
-    func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    func test(_ body: @escaping @Sendable (LoopbackClient) async throws -> Void) async throws {
         try await app().test(.router, body)
         withExtendedLifetime(directory) {}
     }

@@ -7,7 +7,6 @@ import Foundation
 import GateCore
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Synchronization
 import Testing
 import VideoDelay

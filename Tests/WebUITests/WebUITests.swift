@@ -5,7 +5,6 @@ import Foundation
 import GateCore
 import Hummingbird
 import HTTPTypes
-import HummingbirdTesting
 import Logging
 import SQLiteStore
 import Synchronization
