@@ -129,8 +129,10 @@ extension RunStore {
     }
 
     /// Deletes every run (with its splits, crossings and images), session, athlete and
-    /// best, the next-run assignment and the roster, then gives the space back to the file
-    /// system. Presets stay.
+    /// best, the next-run assignment and the roster, every GPS run, and every ski track and
+    /// erg session that has ended (with their fixes and strokes), then gives the space back
+    /// to the file system. Presets and the garage's vehicles stay, and so do a ski track
+    /// and erg sessions still being recorded, which go on.
     /// Returns how many runs went.
     @discardableResult
     public func clearAll() throws(StoreError) -> Int {
@@ -138,6 +140,8 @@ extension RunStore {
             let n = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runs") ?? 0
             // Children first would be redundant: runs cascade to splits, crossings and images.
             try db.execute(sql: "DELETE FROM runs; DELETE FROM bests; DELETE FROM sessions; DELETE FROM athletes")
+            try db.execute(sql: "DELETE FROM gps_runs; DELETE FROM ski_tracks WHERE ended_wall_ms IS NOT NULL; "
+                + "DELETE FROM erg_sessions WHERE ended_wall_ms IS NOT NULL")
             try db.execute(sql: "DELETE FROM settings WHERE key IN (?, ?)", arguments: [Self.nextRunKey, Self.rosterKey])
             return n
         }

@@ -185,6 +185,37 @@ import Testing
         #expect(try store.bestBefore(runID: flying.personal.runID) == 3_400_000_000)
     }
 
+    /// Clear all empties every area: GPS runs, ended ski tracks and erg sessions go with the
+    /// sprint results; a track and a session still being recorded stay and go on.
+    @Test func clearAllClearsEveryAreaButWhatIsBeingRecorded() throws {
+        let dir = TempDir()
+        let store = try openStore(dir)
+        let vehicle = try store.addVehicle(Vehicle(name: "Van"))
+        for i in 0 ..< 3 {
+            _ = try store.addGPSRun(GPSRunRecord(vehicleID: vehicle.id, wallTime: 1_800_000_000 + Double(i),
+                                                 milestones: [GPSMilestoneRecord(name: "0-60 mph", seconds: 5, uncertainty: 0.02, speed: 26.8)],
+                                                 topSpeed: 30, topSpeedSeconds: 8, distance: 200, voided: nil, fixRate: 10, rollout: false,
+                                                 accuracyGate: 10))
+        }
+        let ended = try store.startSkiTrack(name: "Morning", sport: .ski, wallTime: 1_768_467_000)
+        _ = try store.appendSkiPoints(trackID: ended.id, (0 ..< 10).map { SkiTrackStoreTests.point($0) })
+        try store.stopSkiTrack(id: ended.id, wallTime: 1_768_468_000)
+        let recording = try store.startSkiTrack(name: "Afternoon", sport: .ski, wallTime: 1_768_470_000)
+        _ = try store.appendSkiPoints(trackID: recording.id, (20 ..< 25).map { SkiTrackStoreTests.point($0) })
+        let rowed = try store.startErgSession(erg: "PM5 1", athlete: "Ada", workout: "2000 m", wallTime: 1_800_000_000)
+        try store.finishErgSession(id: rowed.id, summary: nil, more: nil, wallTime: 1_800_000_500)
+        let rowing = try store.startErgSession(erg: "PM5 2", athlete: "Grace", workout: "2000 m", wallTime: 1_800_000_100)
+        _ = try store.write(sampleRun(seconds: 3, athlete: nil, wall: wallMs(2026, 6, 1, 12, 0)))
+
+        #expect(try store.clearAll() == 1)
+        #expect(try store.gpsRuns(GPSRunQuery()).isEmpty)
+        #expect(try store.skiTracks().map(\.id) == [recording.id])
+        #expect(try store.ergSessions().map(\.id) == [rowing.id])
+        // The garage stays; the track being recorded takes more fixes.
+        #expect(try store.garage().vehicles.map(\.vehicle.id) == [vehicle.id])
+        #expect(try store.appendSkiPoints(trackID: recording.id, [SkiTrackStoreTests.point(30)]) == 1)
+    }
+
     @Test func usageCountsAndClearAllEmptiesTheFile() throws {
         let dir = TempDir()
         let store = try openStore(dir)
