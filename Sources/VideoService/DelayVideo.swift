@@ -249,6 +249,9 @@ public final class DelayVideo: @unchecked Sendable {
         guard thread != nil, !stopping.exchange(true, ordering: .relaxed) else { return }
         for _ in 0..<3 { stopped.wait() }
         publishStatus()
+        // Why: the thread keeps its closure, which holds this object; kept here, the pair
+        // would hold each other, and the ring and the tap with them, for good.
+        thread = nil
     }
 
     // MARK: Video thread

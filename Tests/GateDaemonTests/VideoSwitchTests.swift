@@ -107,4 +107,60 @@ import WebUI
         #expect(plain.video?.delaySeconds == 5, "turned on without a [video] table: the defaults")
         loop.closeCamera()
     }
+
+    /// Switched on and off ten times, the mode gives back all it took each time: the video
+    /// (its threads' owner), its packet ring and its frame tap are freed, and resident
+    /// memory ends where it started, give or take a few MB, not ten rings higher.
+    @Test func onAndOffTenTimesFreesTheRingEachTime() throws {
+        let dir = StateDir()
+        let spec = try #require(SceneCatalog.scene("sprint", fps: 30, variant: 0))
+        let epoll = try EpollLoop()
+        let storage = GateStorage.start(stateDirectory: dir.path, context: RunContext(preset: nil, startType: .flying), log: LocalRaceTests.log)
+        defer { _ = storage.stop() }
+        let web = try WebGate(gateName: "test", stateDirectory: dir.path, config: EngineConfig(), preset: nil, speedUnit: .metresPerSecond,
+                              details: [:], book: storage.book, wakeFD: epoll.wakeFD, log: LocalRaceTests.log, fps: 30)
+        var camera = ReplayFrameSource(spec: spec)
+        try camera.open()
+        var t = camera.start
+        var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(),
+                            detector: PhotoFinishDetector(config: detectorConfig(for: spec), inputWidth: spec.width, inputHeight: spec.height),
+                            engine: Engine(config: EngineConfig()))
+        let switcher = DelayVideoSwitch(web: web, stateDirectory: dir.path, markButton: true, clickers: false, commits: storage.commits) {
+            DelayVideoConfig(width: spec.width, height: spec.height, fps: spec.fps, delay: try DelaySetting(seconds: 1),
+                             roll: try RollSetting(preRollSeconds: 0.5, postRollSeconds: 0.2), availableMemory: 256 << 20)
+        }
+        defer { switcher.stop() }
+        func step() {
+            web.applyCommands(to: &loop, now: t)
+            switcher.service(&loop)
+            loop.camera.readyUntil = t
+            loop.iterate(now: t)
+            t = t + .seconds(1 / spec.fps)
+        }
+        func residentMB() -> Double {
+            let fields = ((try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "").split(separator: " ")
+            return fields.count > 1 ? (Double(fields[1]) ?? 0) * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576 : 0
+        }
+        var before = 0.0
+        for round in 0 ..< 10 {
+            #expect(web.bridge.send(.applySettings(EditableSettings(delayedVideo: true))))
+            step()
+            weak let video = switcher.video
+            weak let tap = switcher.video?.tap
+            #expect(video != nil, "round \(round): the mode did not turn on")
+            for _ in 0 ..< 10 { step() }
+            #expect(web.bridge.send(.applySettings(EditableSettings(delayedVideo: false))))
+            step()
+            #expect(switcher.video == nil)
+            // Its threads have ended; each lets go of it as it exits, a moment later.
+            let deadline = Date().addingTimeInterval(5)
+            while video != nil || tap != nil, Date() < deadline { usleep(1_000) }
+            #expect(video == nil && tap == nil, "round \(round): the delay video outlived the mode")
+            if round == 0 { before = residentMB() }
+        }
+        let after = residentMB()
+        print("delay mode on and off 10 times: resident \(Int(before)) MB after the first, \(Int(after)) MB after the tenth")
+        #expect(after - before < 32, "resident memory grew \(Int(after - before)) MB over nine more rounds")
+        loop.closeCamera()
+    }
 }
