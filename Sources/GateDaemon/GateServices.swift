@@ -31,18 +31,19 @@ public final class GateServices {
     private var nextWebStatus: MonotonicInstant
     private var rearm = AutoRearm()
 
-    /// Starts the NTP server (on `ntpPort`, none when nil or 0) and the race link (when
-    /// `peer` is set) and puts their sockets on `epoll`; finished races go to storage.
+    /// Starts the NTP server (on `listenHost`:`ntpPort`, none when nil or 0) and the race
+    /// link (when `peer` is set, on its own `listenHost`) and puts their sockets on `epoll`;
+    /// finished races go to storage.
     /// Storage and the page are started by the caller (the page is optional for `run`
     /// and required for `demo --web`). Throws when the race link's socket cannot be opened.
-    public init(storage: GateStorage, web: WebGate?, ntpPort: Int?, peer: PeerOptions?, skew: ClockSkew,
+    public init(storage: GateStorage, web: WebGate?, ntpPort: Int?, listenHost: String = "0.0.0.0", peer: PeerOptions?, skew: ClockSkew,
                 stateDirectory: String, epoll: borrowing EpollLoop, now: MonotonicInstant,
                 peerLog: Logger, log: Logger) throws {
         self.storage = storage
         self.web = web
         self.log = log
         nextWebStatus = now
-        ntp = NTPServer.start(port: ntpPort, skew: skew, now: now, log: peerLog)
+        ntp = NTPServer.start(port: ntpPort, host: listenHost, skew: skew, now: now, log: peerLog)
         link = try peer.map { try PeerLink(options: $0, stateDirectory: stateDirectory, now: now, log: peerLog) }
         let link = link
         web?.onCourseChange = { preset, startType, now in

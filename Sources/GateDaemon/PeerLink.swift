@@ -34,6 +34,10 @@ public struct PeerOptions: Sendable {
     /// For tests and the demo only: what this gate receives is delayed, jittered, lost and
     /// duplicated as the simulated link says, with a seeded generator (nil: taken as it comes).
     public var impairment: (link: SimulatedLink, seed: UInt64)?
+    /// The IPv4 address the link binds: every interface (`0.0.0.0`) on a gate; the page's
+    /// address in the demo. Bound to a loopback address the link makes no announces on
+    /// the LAN (a gate then needs `hostAddress`).
+    public var listenHost = "0.0.0.0"
 
     public init(role: RaceSession.Kind, electable: Bool = false, port: UInt16, pairingCode: String, hostAddress: UDPAddress? = nil,
                 gateID: UInt32? = nil, skew: ClockSkew = .none, impairment: (link: SimulatedLink, seed: UInt64)? = nil) {
@@ -113,6 +117,9 @@ public final class PeerLink {
     private var held: [(due: MonotonicInstant, bytes: [UInt8], from: UDPAddress)] = []
     private var impairmentRNG = SplitMix64(seed: 0)
 
+    /// Bound to a loopback address: no announces go to the LAN's broadcast addresses.
+    private let onLoopback: Bool
+
     /// The UDP port the link is bound to (the one asked for, or the kernel's choice for 0).
     public var localPort: UInt16 { transport.localPort }
 
@@ -122,19 +129,21 @@ public final class PeerLink {
         let key = try PairingKey(pairingCode: options.pairingCode)
         let id = GateID(options.gateID ?? PeerIdentity.gateID(stateDirectory: stateDirectory, log: log))
         let epoch = PeerIdentity.nextBootEpoch(stateDirectory: stateDirectory, log: log)
-        transport = try UDPTransport(port: options.port, broadcast: options.hostAddress == nil)
+        let loopback = UDPAddress(host: options.listenHost, port: 0).map { $0.ip >> 24 == 127 } ?? false
+        onLoopback = loopback
+        transport = try UDPTransport(host: options.listenHost, port: options.port, broadcast: options.hostAddress == nil && !loopback)
         peerGuard = PeerGuard(key: key, localGate: id, bootEpoch: epoch,
                               session: options.role == .host ? SessionID(1) : nil)
         var configuration = RaceConfiguration()
         configuration.peerPort = transport.localPort
         race = RaceSession(kind: options.role, me: id, bootEpoch: epoch, session: SessionID(1), configuration: configuration,
                            electable: options.electable)
-        announceAddresses = options.hostAddress.map { [$0] } ?? Self.broadcastAddresses(port: options.port)
+        announceAddresses = options.hostAddress.map { [$0] } ?? (loopback ? [] : Self.broadcastAddresses(port: options.port))
         receiveBuffer = .allocate(byteCount: Wire.maxDatagramLength + PeerGuard.tagLength, alignment: 8)
         sendBuffer = .allocate(byteCount: Wire.maxDatagramLength + PeerGuard.tagLength, alignment: 8)
         actions.reserveCapacity(32)
         pendingCrossings.reserveCapacity(8)
-        log.notice("peer link: \(options.role == .host ? "host" : (options.electable ? "auto (electable gate)" : "gate")) \(id) boot epoch \(epoch) on udp port \(transport.localPort), announces to \(announceAddresses.map { "\($0)" }.joined(separator: ", "))")
+        log.notice("peer link: \(options.role == .host ? "host" : (options.electable ? "auto (electable gate)" : "gate")) \(id) boot epoch \(epoch) on udp \(options.listenHost):\(transport.localPort), \(announceAddresses.isEmpty ? "no announces (on loopback: gates give this host's address)" : "announces to " + announceAddresses.map { "\($0)" }.joined(separator: ", "))")
         if options.skew != .none {
             log.warning("test clock skew on the peer clock: gate=\(id.rawValue) offset_ns=\(options.skew.offsetNanoseconds) ppm=\(options.skew.ppm) origin_ns=\(options.skew.origin.nanoseconds)")
         }
@@ -435,7 +444,7 @@ public final class PeerLink {
                 }
                 send(envelope, to: address)
             case let .broadcast(envelope):
-                if options.hostAddress == nil, now >= nextInterfaceScan {
+                if options.hostAddress == nil, !onLoopback, now >= nextInterfaceScan {
                     nextInterfaceScan = now + Self.interfaceScanPeriod
                     let found = Self.broadcastAddresses(port: options.port)
                     if found != announceAddresses {

@@ -88,7 +88,8 @@ extension NTPServer {
     /// `port` nil means the default: 123 when running as root, off otherwise (an
     /// unprivileged daemon cannot bind it). A bind failure is logged, not fatal: the gate
     /// still times without serving NTP.
-    public static func start(port: Int?, skew: ClockSkew, now: MonotonicInstant, log: Logger) -> NTPServer? {
+    /// `host` is the address it binds (every interface by default).
+    public static func start(port: Int?, host: String = "0.0.0.0", skew: ClockSkew, now: MonotonicInstant, log: Logger) -> NTPServer? {
         let chosen = port ?? (geteuid() == 0 ? wellKnownPort : 0)
         guard chosen != 0 else { return nil }
         guard (1...65535).contains(chosen) else {
@@ -96,8 +97,8 @@ extension NTPServer {
             return nil
         }
         do {
-            let server = try NTPServer(port: UInt16(chosen), clock: ServedClock(skew: skew, now: now))
-            log.notice("NTP server on udp port \(server.localPort) (stratum 10, local clock)")
+            let server = try NTPServer(host: host, port: UInt16(chosen), clock: ServedClock(skew: skew, now: now))
+            log.notice("NTP server on udp \(host):\(server.localPort) (stratum 10, local clock)")
             return server
         } catch {
             log.error("NTP server not started: \(error.description)")

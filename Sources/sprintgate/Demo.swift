@@ -56,7 +56,7 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Serve the web page on this port and run in real time, looping the clip.")
     var web: Int?
 
-    @Option(help: "Address the web page listens on (with --web).")
+    @Option(help: "Address the web page listens on (with --web), and its NTP server and race link too.")
     var webHost = "127.0.0.1"
 
     @Option(help: "Frame rate of the rendered clip (with --web), 30...1000.")
@@ -370,7 +370,7 @@ extension DemoCommand {
         let t0 = Sys.monotonicNow()
         var peerLog = Logger(label: "sprintgate.peer")
         peerLog.logLevel = .info
-        let services = peers.services(storage: storage, web: web, settings: nil, stateDirectory: stateDir, epoll: epoll, now: t0,
+        let services = peers.services(storage: storage, web: web, settings: nil, stateDirectory: stateDir, listenHost: webHost, epoll: epoll, now: t0,
                                       peerLog: peerLog, log: log)
         services.install(on: &loop) { event in
             switch event {

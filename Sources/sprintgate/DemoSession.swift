@@ -49,9 +49,12 @@ extension DemoCommand {
         let wifi = SimulatedLink(delay: .milliseconds(3), jitter: .milliseconds(1), loss: 0.05)
         let t0 = Sys.monotonicNow()
         let host: LocalGate, finish: LocalGate
+        // Both race links on the page's address (loopback unless --web-host says otherwise).
+        var hostPeer = PeerOptions(role: .host, port: 0, pairingCode: code, gateID: 1, impairment: (wifi, 1))
+        hostPeer.listenHost = webHost
         do {
             host = try LocalGate(spec: startSpec, engine: config, storage: hostStorage, web: web,
-                                 peer: PeerOptions(role: .host, port: 0, pairingCode: code, gateID: 1, impairment: (wifi, 1)),
+                                 peer: hostPeer,
                                  stateDirectory: stateDir, epoll: epoll, now: t0, log: startLog,
                                  clip: { SceneCatalog.scene("sprint", fps: $0, variant: 2) })
             guard let hostPort = host.link?.localPort, let address = UDPAddress(host: "127.0.0.1", port: hostPort) else {
@@ -62,10 +65,12 @@ extension DemoCommand {
             skew.offsetNanoseconds = 2_700_000_000
             skew.ppm = 35
             skew.origin = t0
+            var finishPeer = PeerOptions(role: .gate, port: 0, pairingCode: code, hostAddress: address, gateID: 2, skew: skew,
+                                         impairment: (wifi, 2))
+            finishPeer.listenHost = webHost
             finish = try LocalGate(spec: finishSpec, engine: config,
                                    storage: GateStorage.start(stateDirectory: finishDir, demoPreset: preset, log: log), web: nil,
-                                   peer: PeerOptions(role: .gate, port: 0, pairingCode: code, hostAddress: address, gateID: 2, skew: skew,
-                                                     impairment: (wifi, 2)),
+                                   peer: finishPeer,
                                    stateDirectory: finishDir, epoll: epoll, now: t0, log: finishLog)
         } catch { fail("race link not started: \(error)") }
         guard let hostLink = host.link else { fail("demo gates without a race link") }

@@ -53,7 +53,7 @@ struct PeerArguments: ParsableArguments {
         return parsed
     }
 
-    func resolve(settings: PeerSettings?, skew: ClockSkew, now: MonotonicInstant) -> PeerOptions? {
+    func resolve(settings: PeerSettings?, skew: ClockSkew, now: MonotonicInstant, listenHost: String = "0.0.0.0") -> PeerOptions? {
         guard peerRole != nil || settings != nil else {
             if pairingCode != nil || peerPort != nil || peerHostAddress != nil {
                 fail("--pairing-code, --peer-port and --peer-host-address need --peer-role or a [peers] table")
@@ -85,18 +85,22 @@ struct PeerArguments: ParsableArguments {
         }
         if role == .host, hostAddress != nil { fail("--peer-host-address is for gates; the host listens") }
         if gateID == 0 { fail("--gate-id 0 is reserved") }
-        return PeerOptions(role: role, electable: electable, port: UInt16(port), pairingCode: code, hostAddress: hostAddress, gateID: gateID,
-                           skew: skew)
+        var options = PeerOptions(role: role, electable: electable, port: UInt16(port), pairingCode: code, hostAddress: hostAddress,
+                                  gateID: gateID, skew: skew)
+        options.listenHost = listenHost
+        return options
     }
 
-    /// The services around the loop with this command line's NTP server and race link;
-    /// exits with a clear message when the race link cannot start.
-    func services(storage: GateStorage, web: WebGate?, settings: PeerSettings?, stateDirectory: String,
+    /// The services around the loop with this command line's NTP server and race link,
+    /// both bound to `listenHost` (the page's address); exits with a clear message when the
+    /// race link cannot start.
+    func services(storage: GateStorage, web: WebGate?, settings: PeerSettings?, stateDirectory: String, listenHost: String,
                   epoll: borrowing EpollLoop, now: MonotonicInstant, peerLog: Logger, log: Logger) -> GateServices {
         if let ntpPort, !(0...65535).contains(ntpPort) { fail("--ntp-port \(ntpPort) is not a port (1...65535, 0 turns it off)") }
         let skew = clockSkew(now: now, log: peerLog)
         do {
-            return try GateServices(storage: storage, web: web, ntpPort: ntpPort, peer: resolve(settings: settings, skew: skew, now: now),
+            return try GateServices(storage: storage, web: web, ntpPort: ntpPort, listenHost: listenHost,
+                                    peer: resolve(settings: settings, skew: skew, now: now, listenHost: listenHost),
                                     skew: skew, stateDirectory: stateDirectory, epoll: epoll, now: now, peerLog: peerLog, log: log)
         } catch {
             fail("race link not started: \(error)")

@@ -43,7 +43,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Port of the gate's web page and live board; 0 turns the page off.")
     var webPort: Int = 8080
 
-    @Option(help: "Address the web page listens on.")
+    @Option(help: "Address the web page, the NTP server and the race link listen on.")
     var webHost: String = "0.0.0.0"
 
     @OptionGroup(title: "Clock and multi-gate race")
@@ -279,7 +279,7 @@ struct RunCommand: ParsableCommand {
         }
         let rowingMQTT = rowing.flatMap { r in mqtt.map { RowingMQTT(results: $0, hub: r.hub, logger: Logger(label: "sprintgate.mqtt")) } }
         rowingMQTT?.start()
-        let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory,
+        let services = peers.services(storage: storage, web: web, settings: settings.peers, stateDirectory: settings.stateDirectory, listenHost: webHost,
                                       epoll: epoll, now: Sys.monotonicNow(), peerLog: Logger(label: "sprintgate.peer"), log: log)
         services.install(on: &loop) { event in
             switch event {
