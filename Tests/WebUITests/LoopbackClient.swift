@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The page's routes tested through a real HTTP connection: the application served on a
-// loopback port, each request on a connection of its own over a plain socket.
+// The page's routes under test: `.router` hands each request to the application's responder
+// in this process, as the server would; `.live` serves the application on a loopback port
+// and sends each request on a connection of its own over a plain socket.
 //
 // Why not HummingbirdTesting: it links AsyncHTTPClient, and with it NIOSSL's BoringSSL
 // (some 400 C files), which made up a third of a build from scratch for tests that speak
@@ -13,11 +14,13 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOEmbedded
 import ServiceLifecycle
 import Synchronization
 
-/// How a test reaches the application: both serve it on a loopback port (`.router` is
-/// kept for the tests' wording: they send requests and read answers only).
+/// How a test reaches the application: `.router` in this process, with no socket (what
+/// most tests need, and what never waits for a thread of its own); `.live` on a loopback
+/// port, for what needs a real connection (web sockets).
 enum TestingSetup {
     case router, live
 }
@@ -29,9 +32,10 @@ struct TestResponse: Sendable {
     var body: ByteBuffer
 }
 
-/// Sends requests to the application on `port`.
+/// Sends requests to the application: on `port`, or in process through `handle`.
 struct LoopbackClient: Sendable {
     let port: Int?
+    var handle: (@Sendable (HTTPRequest, ByteBuffer?) async throws -> TestResponse)?
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -42,6 +46,12 @@ struct LoopbackClient: Sendable {
     @discardableResult
     func execute<Return>(uri: String, method: HTTPRequest.Method, headers: HTTPFields = [:], body: ByteBuffer? = nil,
                          testCallback check: @escaping (TestResponse) async throws -> Return = { $0 }) async throws -> Return {
+        if let handle {
+            var fields = headers
+            if let body { fields[.contentLength] = String(body.readableBytes) }
+            let head = HTTPRequest(method: method, scheme: "http", authority: "localhost", path: uri, headerFields: fields)
+            return try await check(try await handle(head, body))
+        }
         guard let port else { throw Failure("no port") }
         var head = "\(method.rawValue) \(uri) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for field in headers { head += "\(field.name.rawName): \(field.value)\r\n" }
@@ -169,17 +179,21 @@ extension ApplicationProtocol {
     /// Serves the application on a loopback port for as long as `body` runs, then shuts
     /// it down gracefully (open connections finish first).
     func test<Value: Sendable>(_ setup: TestingSetup, _ body: @escaping @Sendable (LoopbackClient) async throws -> Value) async throws -> Value {
+        if setup == .router { return try await body(LoopbackClient(port: nil, handle: try await inProcess())) }
         let app = LoopbackApplication(base: self)
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: app.logger))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let result: Result<Value, any Error>
             do {
-                let deadline = ContinuousClock.now + .seconds(30)
+                // Why so long: while other suites' synchronous tests hold every thread of
+                // the cooperative pool (2 on a 2-core machine), the server cannot start;
+                // it does once they let go.
+                let deadline = ContinuousClock.now + .seconds(600)
                 var port = app.bound.port.withLock { $0 }
                 while port == nil {
                     guard ContinuousClock.now < deadline else {
-                        throw LoopbackClient.Failure("the application did not start serving within 30 s")
+                        throw LoopbackClient.Failure("the application did not start serving within 600 s")
                     }
                     try await Task.sleep(for: .milliseconds(5))
                     port = app.bound.port.withLock { $0 }
@@ -193,4 +207,43 @@ extension ApplicationProtocol {
             return try result.get()
         }
     }
+}
+
+extension ApplicationProtocol {
+    /// A request handed to the responder as the server hands it, and its response read
+    /// whole; an error the responder throws is answered with its status (a body the
+    /// router did not make is not the tests' business).
+    func inProcess() async throws -> @Sendable (HTTPRequest, ByteBuffer?) async throws -> TestResponse {
+        let responder = try await self.responder
+        let logger = self.logger
+        return { head, body in
+            let context = Self.Context(source: ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: logger))
+            let request = Request(head: head, body: RequestBody(buffer: body ?? ByteBuffer()))
+            let response: Response
+            do {
+                response = try await responder.respond(to: request, context: context)
+            } catch let error as any HTTPResponseError {
+                response = Response(status: error.status)
+            } catch {
+                response = Response(status: .internalServerError)
+            }
+            let collected = CollectedBody()
+            try await response.body.write(CollectingWriter(into: collected))
+            return TestResponse(status: response.status, headers: response.headers, body: collected.bytes.withLock { $0 })
+        }
+    }
+}
+
+/// A response body as it is written.
+final class CollectedBody: Sendable {
+    let bytes = Mutex(ByteBuffer())
+}
+
+struct CollectingWriter: ResponseBodyWriter {
+    let into: CollectedBody
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        var buffer = buffer
+        into.bytes.withLock { $0.writeBuffer(&buffer) }
+    }
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }
