@@ -613,8 +613,9 @@ extension Message {
             let dropped = try r.u32("droppedFrames")
             let hasTemperature = try r.u8("socCelsius")
             let celsius = try r.finiteFloat("socCelsius")
-            // Canonical: no temperature is a 0 flag and a 0 value.
-            guard hasTemperature <= 1, hasTemperature == 1 || celsius == 0, celsius >= -50, celsius <= 150 else {
+            // Canonical: no temperature is a 0 flag and a 0 value, all bits clear (−0.0, which
+            // equals 0, would decode to a message that encodes to other bytes).
+            guard hasTemperature <= 1, hasTemperature == 1 || celsius.bitPattern == 0, celsius >= -50, celsius <= 150 else {
                 throw .malformed("socCelsius")
             }
             message = .gateStatus(GateStatusReport(readiness: readiness, camera: camera, framesPerSecond: fps,

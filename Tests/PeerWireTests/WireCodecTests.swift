@@ -111,6 +111,11 @@ import Testing
         var stray = try Envelope(session: .none, sender: GateID(1), bootEpoch: 1, sequence: 1, message: status).encoded()
         stray.replaceSubrange(Wire.headerLength + 11 ..< Wire.headerLength + 15, with: [0x42, 0x20, 0, 0])  // 40.0 with the flag 0
         #expect(decodeResult(stray).failureValue == .malformed("socCelsius"))
+        // −0.0 with the flag 0 equals 0 but is not its bytes: refused too, so every datagram
+        // taken decodes to a message that encodes to the same bytes.
+        var negativeZero = try Envelope(session: .none, sender: GateID(1), bootEpoch: 1, sequence: 1, message: status).encoded()
+        negativeZero.replaceSubrange(Wire.headerLength + 11 ..< Wire.headerLength + 15, with: [0x80, 0, 0, 0])
+        #expect(decodeResult(negativeZero).failureValue == .malformed("socCelsius"))
         let hot = Message.gateStatus(GateStatusReport(readiness: [], camera: .busy, framesPerSecond: 1, socCelsius: 400))
         #expect(Result { () throws(WireError) -> [UInt8] in
             try Envelope(session: .none, sender: GateID(1), bootEpoch: 1, sequence: 1, message: hot).encoded()
