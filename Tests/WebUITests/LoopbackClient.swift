@@ -4,8 +4,8 @@
 // and sends each request on a connection of its own over a plain socket.
 //
 // Why not HummingbirdTesting: it links AsyncHTTPClient, and with it NIOSSL's BoringSSL
-// (some 400 C files), which made up a third of a build from scratch for tests that speak
-// plain HTTP/1.1 on loopback.
+// (some 400 C files), which made up about a quarter of a build from scratch (567 s against
+// 428 s without) for tests that speak plain HTTP/1.1.
 
 import Foundation
 import Glibc
