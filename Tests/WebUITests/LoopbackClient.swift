@@ -61,13 +61,11 @@ struct LoopbackClient: Sendable {
         return try await check(try Self.parse(raw))
     }
 
-    /// Connects, sends `request` and reads until the server closes the connection
-    /// (the request asked it to), polling a non-blocking socket so no thread of the
-    /// cooperative pool, which the routes' handlers run on, is ever blocked.
-    static func exchange(port: Int, request: [UInt8], patience: Duration = .seconds(60)) async throws -> [UInt8] {
+    /// A TCP connection to 127.0.0.1:`port`, made non-blocking once connected; the caller
+    /// closes it.
+    static func connectLoopback(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
-        defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -75,8 +73,21 @@ struct LoopbackClient: Sendable {
         let rc = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard rc == 0 else { throw Failure("connect to 127.0.0.1:\(port): errno \(errno)") }
+        guard rc == 0 else {
+            let e = errno
+            close(fd)
+            throw Failure("connect to 127.0.0.1:\(port): errno \(e)")
+        }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        return fd
+    }
+
+    /// Connects, sends `request` and reads until the server closes the connection
+    /// (the request asked it to), polling a non-blocking socket so no thread of the
+    /// cooperative pool, which the routes' handlers run on, is ever blocked.
+    static func exchange(port: Int, request: [UInt8], patience: Duration = .seconds(60)) async throws -> [UInt8] {
+        let fd = try connectLoopback(port: port)
+        defer { close(fd) }
         let deadline = ContinuousClock.now + patience
         var sent = 0
         while sent < request.count {
