@@ -40,7 +40,7 @@ extension BoardConfig {
         }
         self.init(
             name: try board.string("name", expected: "a non-empty name of at most 64 characters", maxLength: 64),
-            camera: try Self.camera(doc.requiredTable("camera")),
+            camera: try doc.table("camera").map(Self.camera),
             audio: try Self.audio(doc.requiredTable("audio")),
             gpio: try doc.table("gpio").map(Self.gpio) ?? [:],
             peer: try Self.peer(doc.requiredTable("peer")),

@@ -234,19 +234,28 @@ public struct SkiTrackSettings: Sendable, Hashable {
         }
         if let cam = try doc.table("camera") {
             try cam.checkKeys(Self.knownKeys.keys("camera"))
+            guard var camera = self.board.camera else {
+                throw doc.error(.invalidValue, "camera",
+                                "the board file \(self.board.source) has no [camera]: remove [camera] here, or use a board file with one")
+            }
             if let fps = try cam.int("fps", "an integer, one of 30, 60, 90, 120") {
                 guard CameraConfig.allowedFrameRates.contains(fps) else {
                     throw cam.error(.outOfRange, "fps", "\(fps) is not one of 30, 60, 90, 120")
                 }
-                self.board.camera.fps = fps
+                camera.fps = fps
             }
-            if let e = try cam.optionalInt("exposure_us", in: 1...(1_000_000 / self.board.camera.fps), why: "at most one frame period") {
-                self.board.camera.exposureMicroseconds = e
+            if let e = try cam.optionalInt("exposure_us", in: 1...(1_000_000 / camera.fps), why: "at most one frame period") {
+                camera.exposureMicroseconds = e
             }
+            self.board.camera = camera
         }
         peers = try doc.table("peers").map { t throws(ConfigError) in try PeerSettings(t) }
         videoTable = try doc.table("video").map { t throws(ConfigError) in try VideoSettings(t) }
         video = videoTable.flatMap { $0.enabled ? $0 : nil }
+        if video != nil, self.board.camera == nil {
+            throw doc.error(.invalidValue, "video.enabled",
+                            "the delayed video needs a camera, and the board file \(self.board.source) has no [camera]: set enabled = false")
+        }
         gps = try doc.table("gps").map { t throws(ConfigError) in try GPSSettings(t) }
         mqtt = try doc.table("mqtt").map { t throws(ConfigError) in try MQTTSettings(t) }
         rowing = try doc.table("rowing").map { t throws(ConfigError) in try RowingSettings(t) }

@@ -11,8 +11,9 @@
 public struct BoardConfig: Sendable, Hashable {
     /// Human-readable board name from `[board] name`, shown in logs and the web UI.
     public var name: String
-    /// The capture device and mode, from `[camera]`.
-    public var camera: CameraConfig
+    /// The capture device and mode, from `[camera]`; nil on a board without a camera (a car
+    /// timer, a ski logger, a rowing hub), which runs every area but the camera's.
+    public var camera: CameraConfig?
     /// The ALSA output, from `[audio]`.
     public var audio: AudioConfig
     /// Wired GPIO lines by role, from `[gpio.<role>]`. A role missing here is not wired on this
@@ -40,7 +41,7 @@ public struct BoardConfig: Sendable, Hashable {
     /// Creates a configuration from values that the caller has already checked.
     public init(
         name: String,
-        camera: CameraConfig,
+        camera: CameraConfig?,
         audio: AudioConfig,
         gpio: [GPIORole: GPIOLineConfig],
         peer: PeerConfig,

@@ -59,8 +59,10 @@ public enum PageSettingsFile {
         apply(s, to: &settings.engine, preset: &settings.preset)
         if let u = s.speedUnit.flatMap(SpeedUnit.init(rawValue:)) { settings.speedUnit = u }
         if let h = s.minHeight { settings.minHeight = h }
-        if let f = s.fps { settings.board.camera.fps = f }
-        if let v = s.delayedVideo { settings.video = v ? settings.videoTable ?? VideoSettings() : nil }
+        // Why the guards: a board without a camera keeps no frame rate and no delay mode,
+        // whatever a page settings file written on another board says.
+        if let f = s.fps { settings.board.camera?.fps = f }
+        if let v = s.delayedVideo, settings.board.camera != nil { settings.video = v ? settings.videoTable ?? VideoSettings() : nil }
     }
 
     /// The preset and the engine's part of `s`: a preset brings its start type (and solo),

@@ -43,7 +43,12 @@ struct SelfTestCommand: ParsableCommand {
         let settings = loadSettings(config)
         var rows: [CheckRow] = []
         rows.append(checkClock())
-        rows += checkCamera(settings.board.camera)
+        if let camera = settings.board.camera {
+            rows += checkCamera(camera)
+        } else {
+            rows.append(CheckRow(check: "camera", result: .skip,
+                                 detail: "\(settings.board.source) has no [camera]: the sprint gate and the delayed video are off; GPS, ski and rowing run"))
+        }
         rows += checkGPIO(settings.board)
         rows.append(checkAudio(settings.board.audio))
         rows += checkVideo(settings)
@@ -104,7 +109,9 @@ struct SelfTestCommand: ParsableCommand {
     /// seconds of frames: whether the delayed video can keep up. Only a failure of the one
     /// `[video]` uses fails the self-test.
     func checkVideo(_ settings: GateSettings) -> [CheckRow] {
-        let cam = settings.board.camera
+        guard let cam = settings.board.camera else {
+            return [CheckRow(check: "video", result: .skip, detail: "no [camera] on this board: no delayed video")]
+        }
         let fps = Double(cam.fps)
         let chosen = settings.video.map { $0.encoder(board: settings.board) }
         return H264EncoderKind.allCases.map { kind in
@@ -272,7 +279,9 @@ struct RecordCommand: ParsableCommand {
         do { try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) } catch {
             fail("\(out): cannot create (\(error.localizedDescription))")
         }
-        let cam = settings.board.camera
+        guard let cam = settings.board.camera else {
+            fail("\(settings.board.source) has no [camera]: there is nothing to record (use a board file with a [camera] table)")
+        }
         let request = cameraRequest(cam)
         var source = V4L2FrameSource(path: cam.device, request: request, logger: Logger(label: "sprintgate.camera"))
         do { try source.open() } catch { fail("\(error.description): plug the camera in or check \(cam.device)") }

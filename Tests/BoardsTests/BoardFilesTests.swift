@@ -46,7 +46,7 @@ struct BoardFilesTests {
         let board = try BoardConfig(contentsOf: path)
         #expect(board.source == path)
         #expect(!board.name.isEmpty)
-        #expect(board.camera.device == "/dev/sprintgate/camera")
+        #expect(board.camera?.device == "/dev/sprintgate/camera")
         try board.validateLineNames(chipsDirectory: Repo.chips.path)
     }
 

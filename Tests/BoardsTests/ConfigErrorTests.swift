@@ -274,9 +274,9 @@ struct ConfigErrorTests {
     func validBoardDecodes() throws {
         let board = try BoardConfig(toml: validBoard, file: file)
         #expect(board.source == file)
-        #expect(board.camera.width == 320 && board.camera.height == 240 && board.camera.fps == 60)
-        #expect(board.camera.format == .yuyv)
-        #expect(board.camera.exposureMicroseconds == nil)
+        #expect(board.camera?.width == 320 && board.camera?.height == 240 && board.camera?.fps == 60)
+        #expect(board.camera?.format == .yuyv)
+        #expect(board.camera?.exposureMicroseconds == nil)
         #expect(board.audio.device == "default")
         #expect(board.peer.group == "sprintgate")
         #expect(

@@ -31,6 +31,31 @@ struct GateSettingsTests {
         return try GateSettings(toml: "board = \"\(board)\"\n" + body, file: "gate.toml")
     }
 
+    @Test("a board file without [camera] (a car timer, a ski logger, a rowing hub) is taken, with no camera; a [camera] override or an enabled [video] over it is an error that says what to do")
+    func boardWithoutCamera() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-nocam-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = try String(contentsOf: Repo.boards.appendingPathComponent("generic-usb.toml"), encoding: .utf8)
+        let cut = try #require(text.range(of: "[camera]\n"))
+        let end = try #require(text.range(of: "[audio]\n", range: cut.upperBound..<text.endIndex))
+        let board = dir.appendingPathComponent("board.toml").path
+        try (String(text[..<cut.lowerBound]) + String(text[end.lowerBound...])).write(toFile: board, atomically: true, encoding: .utf8)
+        let plain = try GateSettings(toml: "board = \"\(board)\"\n[gps]\n", file: "gate.toml")
+        #expect(plain.board.camera == nil && plain.gps != nil)
+        for (body, key, says) in [("[camera]\nfps = 60\n", "camera", "has no [camera]: remove [camera] here"),
+                                  ("[video]\nenabled = true\n", "video.enabled", "the delayed video needs a camera")] {
+            do {
+                _ = try GateSettings(toml: "board = \"\(board)\"\n" + body, file: "gate.toml")
+                Issue.record("\(body) over a board without a camera was taken")
+            } catch {
+                #expect(error.keyPath == key && error.file == "gate.toml" && error.description.contains(says), "\(error)")
+            }
+        }
+        // The delayed video's table turned off is fine: nothing asks for the camera.
+        #expect(try GateSettings(toml: "board = \"\(board)\"\n[video]\nenabled = false\n", file: "gate.toml").video == nil)
+    }
+
     @Test("re-arming after a run: on after 3 s unless the file says otherwise; out of range is an error naming the key")
     func rearm() throws {
         let plain = try settings("")
@@ -71,7 +96,7 @@ struct GateSettingsTests {
         let d = s.detectorConfig(width: 640)
         #expect(d.gateX == 100.5 && d.minCrossingHeight == 0.4 && d.rowReadout == .microseconds(25))
         #expect(d.subject == .vehicle)
-        #expect(s.board.camera.fps == 60 && s.board.camera.exposureMicroseconds == 2000)
+        #expect(s.board.camera?.fps == 60 && s.board.camera?.exposureMicroseconds == 2000)
     }
 
     @Test("[mqtt]: off when absent; host, port and device when given")
