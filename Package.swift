@@ -235,13 +235,25 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The composition root: the appliance `sprintgate run` runs, made from its settings:
+        // the areas a board enables (`Feature`), the camera kept on the loop, the status
+        // file and the watchdog. The executable parses arguments and calls it.
+        .target(
+            name: "Appliance",
+            dependencies: [
+                "GateCore", "Detector", "Engine", "GateConfig", "LinuxHardware", "GateDaemon", "Race", "SQLiteStore", "WebUI",
+                "VideoDelay", "VideoService", "FFmpegVideo", "GPSD", "GPSTiming", "SkiRuns",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Per-thread malloc counter used by the allocation checks.
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "sprintgate",
             dependencies: [
                 "GateCore", "Detector", "Engine", "GateSim", "GateConfig", "LinuxHardware",
-                "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI", "GateDaemon",
+                "ClockSync", "PeerWire", "PeerAuth", "Race", "PhotoFinish", "Calculators", "SQLiteStore", "WebUI", "GateDaemon", "Appliance",
                 "VideoDelay", "FFmpegVideo", "VideoService", "Archery", "GPSD", "GPSTiming", "SkiRuns",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -44,6 +44,9 @@ public final class WebGate: @unchecked Sendable {
     private var pendingVideoMode: Bool?
     private var minHeight: Double
     private var settingsVersion: UInt64 = 0
+    /// False on a board without `[camera]`: the page shows the camera as `none` and leaves
+    /// the camera gate's parts out.
+    public var boardHasCamera = true
 
     /// Why: the status changes with every frame; 10 Hz is as fast as a person reads it
     /// and keeps the snapshot lock off the frame path.
@@ -178,7 +181,7 @@ public final class WebGate: @unchecked Sendable {
         lastFramesAt = now
         bridge.snapshot.update {
             $0.gate = LiveSnapshot.GateView(status, light: light.rawValue)
-            $0.camera.state = "\(camera)"
+            $0.camera.state = boardHasCamera ? "\(camera)" : "none"
             $0.camera.mode = mode
             // Why: smooth the 10 Hz rate a little so the number does not flicker by one frame.
             $0.camera.fps = $0.camera.fps == 0 ? fps : ($0.camera.fps * 0.7 + fps * 0.3)

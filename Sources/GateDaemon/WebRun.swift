@@ -12,24 +12,30 @@ extension WebGate {
     /// is logged and the gate runs without a page rather than not at all.
     /// `book` is the SQLite-backed book over the storage thread's database (or, when that
     /// could not be opened, a memory book: the journal still keeps every run).
-    public static func startForGate(settings: GateSettings, host: String, port: Int, wakeFD: Int32, cameraMode: String,
+    /// `cameraMode` is the camera's frame size once open; nil on a board without `[camera]`.
+    public static func startForGate(settings: GateSettings, host: String, port: Int, wakeFD: Int32, cameraMode: String?,
                                     frameWidth: Int, movedOnPage: Bool = false, book: any ResultsBook, level: Logger.Level) -> WebGate? {
         var log = Logger(label: "sprintgate.web")
         log.logLevel = level
         let board = settings.board
-        let details = [
+        var details = [
             "settings file": settings.source,
             "board file": board.source,
-            "camera": "\(board.camera.device) \(cameraMode) at \(board.camera.fps) fps",
             "state directory": settings.stateDirectory,
-            "gate line x": gateLineText(settings.gateX, frameWidth: frameWidth, movedOnPage: movedOnPage),
-            "timed": settings.subject == .vehicle ? "vehicles: the foremost point" : "athletes: the torso",
         ]
+        if let camera = board.camera, let cameraMode {
+            details["camera"] = "\(camera.device) \(cameraMode) at \(camera.fps) fps"
+            details["gate line x"] = gateLineText(settings.gateX, frameWidth: frameWidth, movedOnPage: movedOnPage)
+            details["timed"] = settings.subject == .vehicle ? "vehicles: the foremost point" : "athletes: the torso"
+        } else {
+            details["camera"] = "none: the board file has no [camera], so the camera gate is off"
+        }
         do {
             let web = try WebGate(gateName: "SprintGate", stateDirectory: settings.stateDirectory, config: settings.engine,
                                   preset: settings.preset, speedUnit: settings.speedUnit, details: details,
-                                  book: book, wakeFD: wakeFD, log: log, fps: board.camera.fps,
+                                  book: book, wakeFD: wakeFD, log: log, fps: board.camera?.fps ?? 30,
                                   minHeight: settings.detectorConfig(width: frameWidth).minCrossingHeight)
+            web.boardHasCamera = board.camera != nil
             web.start(host: host, port: port)
             return web
         } catch {

@@ -80,6 +80,10 @@ function liveSocket(path, onMessage, onLost) {
 function render() {
   const b = state.board; if (!b) return;
   const g = b.gate;
+  // A board without [camera]: the camera gate's parts are left out, and the page says why.
+  const noCamera = g.camera.state === "none";
+  $("no-camera").hidden = !noCamera;
+  for (const s of document.querySelectorAll(".camera-gate")) s.hidden = noCamera;
   $("phase").textContent = g.phase + " · " + g.startType + (g.preset ? " · " + g.preset : "");
   const fs = $("false-start"); fs.hidden = !g.falseStart; fs.textContent = g.falseStart ? "False start: " + g.falseStart : "";
   const chips = $("status-chips"); chips.replaceChildren();
