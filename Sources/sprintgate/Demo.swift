@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `sprintgate demo`: the gate on the built-in demo clip with stand-in lines and sound.
 
+import Appliance
 import ArgumentParser
 import Detector
 import Engine
@@ -269,17 +270,15 @@ extension DemoCommand {
         }
         // Results and photo finishes go to the SQLite store under --state-dir, as on a gate.
         let storage = GateStorage.start(stateDirectory: stateDir, demoPreset: preset, log: log)
-        var mqttResults: MQTTResults?
+        // The demo's areas beside the gate, as a board's settings would turn them on.
+        let features = ApplianceFeatures(log: log)
+        var mqttFeature: MQTTFeature?
         if let mqtt {
             var m = MQTTSettings()
             m.port = mqtt
             m.device = mqttDevice
-            do {
-                mqttResults = try MQTTResults(settings: m, outboxDirectory: stateDir + "/mqtt-outbox", logger: Logger(label: "sprintgate.mqtt"))
-                mqttResults?.attach(to: storage.commits)
-            } catch {
-                fail("--mqtt: \(error)")
-            }
+            do { mqttFeature = try MQTTFeature(settings: m, stateDirectory: stateDir, commits: storage.commits) } catch { fail("--mqtt: \(error)") }
+            if let mqttFeature { features.add(mqttFeature) }
         }
         let web = startPage(port: port, config: config, preset: preset, speedUnit: speedUnit, minHeight: detectorSettings.minCrossingHeight,
                             spec: spec, mode: "demo (simulated lines, no sound)", book: storage.book, wakeFD: epoll.wakeFD, log: log)
@@ -329,42 +328,16 @@ extension DemoCommand {
                              tv: tvCard.map { card in TVConfig { try DRMScreen(path: card == "auto" ? nil : card) } })
         }
         if videoDelay != nil { try videoSwitch.turnOn(&loop) }
-        var gpsCues: FeedbackCues?
-        var cuePlayer = CuePlayer()
-        let skiTracker = gps.map { _ in SkiTracker(store: storage.thread.store, logger: Logger(label: "sprintgate.ski")) }
-        let gpsGate = gps.map { port in
-            let cues = FeedbackCues.cues()
-            gpsCues = cues
-            return GPSGate(config: GPSDConfig(port: UInt16(port), wantedRate: 10), settings: AccelerationSettings(),
-                           store: storage.thread.store, logger: Logger(label: "sprintgate.gps"), onEvent: { event in
-                if let cue = GPSGate.cue(for: event) { cues.push(cue) }
-            }, onFix: { fix in skiTracker?.ingest(fix) })
-        }
-        if let gpsGate {
-            if let skiTracker {
-                skiTracker.follow { gpsGate.status }
-                skiTracker.resume()
-                web.bridge.ski.connect(skiTracker)
-            }
-            gpsGate.start()
-            web.bridge.gps.connect(gpsGate)
+        if let gps {
+            features.add(GPSFeature(gpsd: GPSDConfig(port: UInt16(gps), wantedRate: 10), store: storage.thread.store, web: web,
+                                    cues: features.cues))
         }
         // The rowing hub with synthetic ergs standing in for PM5s over Bluetooth.
-        let hubClock: @Sendable () -> Double = { Sys.monotonicNow().seconds }
-        let rowingHub = rowing.map { _ in
-            RowingHub(store: storage.thread.store, control: nil, source: "synthetic ergs (demo)", logger: Logger(label: "sprintgate.rowing"),
-                      clock: hubClock)
+        if let rowing {
+            features.add(RowingFeature(syntheticErgs: rowing, speed: rowingSpeed, store: storage.thread.store, web: web,
+                                       mqtt: mqttFeature?.results))
         }
-        let ergs = rowing.map { n in SyntheticErgs(count: n, speed: rowingSpeed, clock: hubClock) { rowingHub?.apply($0) } }
-        if let rowingHub, let ergs {
-            rowingHub.setControl(ergs)
-            for e in 1...ergs.count { rowingHub.add(erg: e, name: SyntheticErgs.name(e)) }
-            rowingHub.start()
-            ergs.start()
-            web.bridge.rowing.connect(rowingHub)
-        }
-        let rowingMQTT = rowingHub.flatMap { hub in mqttResults.map { RowingMQTT(results: $0, hub: hub, logger: Logger(label: "sprintgate.mqtt")) } }
-        rowingMQTT?.start()
+        features.startAll()
         // The clip stands in for the camera: its exposure is what the camera would report.
         web.setExposure(.seconds(spec.exposure))
         let t0 = Sys.monotonicNow()
@@ -402,9 +375,7 @@ extension DemoCommand {
             videoSwitch.service(&loop)
             services.beforeFrames(&loop, now: now)
             loop.iterate(now: now)
-            if let gpsCues {
-                cuePlayer.serve(gpsCues, lines: &loop.lines, sound: &loop.sound, quiet: CuePlayer.quiet(loop.engine.phase), now: now)
-            }
+            features.service(&loop, now: now)
             iterations += 1
             // Two or more frames in one wake-up: the loop was late by more than a frame period.
             if loop.stats.frames &- before > 1 { lateWakeups += 1 }
@@ -439,12 +410,7 @@ extension DemoCommand {
         }
         let linkSummary = services.stop()
         videoSwitch.stop()
-        gpsGate?.stop()
-        skiTracker?.flush()
-        ergs?.stop()
-        rowingHub?.stop()
-        rowingMQTT?.stop()
-        mqttResults?.stop()
+        features.stopAll()
         let s = loop.stats
         print("demo summary: \(passes) passes, \(s.frames) frames, \(s.dropped) dropped, \(s.crossings) crossings, "
             + "\(lateWakeups) late wake-ups of \(iterations), worst latency \(ClipCrossing.fixed(Double(s.worstFrameLatencyNs) / 1e6, 2)) ms, "
