@@ -110,6 +110,8 @@ public final class BluetoothErgs: ErgControl, @unchecked Sendable {
     public func stop() {
         stopping.store(true, ordering: .relaxed)
         while lock.withLock({ threads.contains { !$0.isFinished } }) { usleep(10_000) }
+        // Why: each thread's block holds this object; letting go of them frees it.
+        lock.withLock { threads.removeAll() }
     }
 
     /// Keeps erg `erg` connected until `stop`.

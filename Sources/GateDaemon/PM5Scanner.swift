@@ -77,6 +77,8 @@ public final class PM5Scanner: @unchecked Sendable {
     public func stop() {
         stopping.store(true, ordering: .relaxed)
         waitForThread()
+        // Why: the thread's block holds this object; letting go of the thread frees both.
+        threadLock.withLock { thread = nil }
     }
 
     private func waitForThread() {

@@ -348,6 +348,10 @@ public final class RowingHub: RowingDesk, Sendable {
     public func stop() {
         running.store(false, ordering: .relaxed)
         flush()
+        // Why: the ergs' link and the picker deliver to this hub, and it holds them; a
+        // stopped hub lets go of them, so the area's objects are freed once it is off.
+        controlSlot.withLock { $0 = nil }
+        pickerSlot.withLock { $0 = nil }
     }
 
     /// Writes everything received so far, and returns once it is written.

@@ -79,6 +79,8 @@ public final class SyntheticErgs: ErgControl, @unchecked Sendable {
     public func stop() {
         lock.withLock { stopping = true }
         while thread?.isFinished == false { usleep(5_000) }
+        // Why: the thread's block holds this object; letting go of the thread frees both.
+        thread = nil
     }
 
     private func run() {
