@@ -241,7 +241,7 @@ let package = Package(
         .target(
             name: "Appliance",
             dependencies: [
-                "GateCore", "Detector", "Engine", "GateConfig", "LinuxHardware", "GateDaemon", "Race", "SQLiteStore", "WebUI",
+                "GateCore", "Detector", "Engine", "GateConfig", "LinuxHardware", "GateDaemon", "GateSim", "Race", "SQLiteStore", "WebUI",
                 "VideoDelay", "VideoService", "FFmpegVideo", "GPSD", "GPSTiming", "SkiRuns",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -302,7 +302,7 @@ let package = Package(
         .testTarget(
             name: "GateDaemonTests",
             dependencies: ["GateCore", "Engine", "GateSim", "LinuxHardware", "Race", "SQLiteStore", "WebUI", "GateDaemon", "GateConfig",
-                           "VideoDelay", "VideoService", "Detector", "Rowing", .product(name: "Logging", package: "swift-log")],
+                           "VideoDelay", "VideoService", "Detector", "Rowing", "Appliance", "GPSD", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "PhotoFinishTests", dependencies: ["GateCore", "PhotoFinish", "CMallocCounter"], swiftSettings: strictSettings),

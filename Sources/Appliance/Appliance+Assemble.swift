@@ -17,8 +17,8 @@ import WebUI
 
 extension Appliance {
     /// Storage, then MQTT, the page, the camera's parts, the areas and the services.
-    func assemble<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable>(
-        _ loop: inout GateLoop<C, L, ALSABeeper>, epoll: borrowing EpollLoop, frame: FrameSize?) throws(ApplianceError) -> Parts {
+    func assemble<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: ApplianceSound & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>, epoll: borrowing EpollLoop, frame: CameraFrame?, now: MonotonicInstant) throws(ApplianceError) -> ApplianceParts {
         // Results go to the storage thread through a bounded queue: the loop never waits
         // for the disk; a full queue drops and counts (logged at exit).
         let storage = GateStorage.start(stateDirectory: settings.stateDirectory, context: RunContext(settings: settings), log: log)
@@ -46,7 +46,7 @@ extension Appliance {
             _ = web?.installCameraView(on: &loop, width: frame.width, height: frame.height, fps: Double(frame.config.fps), gateX: gateX)
             web?.setExposure(loop.camera.exposure)
             web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? Double(frame.config.fps))
-            keeper = CameraKeeper(config: frame.config, thermalZone: settings.board.thermalZone, web: web, now: Sys.monotonicNow(), log: log)
+            keeper = CameraKeeper(config: frame.config, thermalZone: settings.board.thermalZone, web: web, now: now, log: log)
             video = try delayVideo(&loop, web: web, storage: storage, frame: frame)
         } else {
             web = startPage(storage: storage, epoll: epoll, frame: nil)
@@ -59,18 +59,18 @@ extension Appliance {
         let services: GateServices
         do {
             services = try GateServices(storage: storage, web: web, ntpPort: options.ntpPort, listenHost: options.webHost, peer: options.peer,
-                                        skew: options.skew, stateDirectory: settings.stateDirectory, epoll: epoll, now: Sys.monotonicNow(),
+                                        skew: options.skew, stateDirectory: settings.stateDirectory, epoll: epoll, now: now,
                                         peerLog: Logger(label: "sprintgate.peer"), log: log)
         } catch {
             throw ApplianceError("race link not started: \(error)")
         }
         let gateLog = Logger(label: "sprintgate.gate")
         services.install(on: &loop) { [unowned self] event in self.logEvent(event, gateLog) }
-        return Parts(storage: storage, web: web, features: features, services: services, video: video, keeper: keeper)
+        return ApplianceParts(storage: storage, web: web, features: features, services: services, video: video, keeper: keeper)
     }
 
     /// The page (nil with `webPort` 0, or when it cannot start: the gate then runs without it).
-    private func startPage(storage: GateStorage, epoll: borrowing EpollLoop, frame: FrameSize?) -> WebGate? {
+    private func startPage(storage: GateStorage, epoll: borrowing EpollLoop, frame: CameraFrame?) -> WebGate? {
         guard options.webPort != 0 else { return nil }
         return WebGate.startForGate(settings: settings, host: options.webHost, port: options.webPort, wakeFD: epoll.wakeFD,
                                     cameraMode: frame.map { "\($0.width)x\($0.height)" }, frameWidth: frame?.width ?? NoCamera.width,
@@ -79,8 +79,8 @@ extension Appliance {
 
     /// The delay mode: on from the settings file, switched on and off from the page; its
     /// values are the file's `[video]` table (enabled or not) or the defaults.
-    private func delayVideo<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable>(
-        _ loop: inout GateLoop<C, L, ALSABeeper>, web: WebGate?, storage: GateStorage, frame: FrameSize) throws(ApplianceError) -> DelayVideoSwitch? {
+    private func delayVideo<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: ApplianceSound & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>, web: WebGate?, storage: GateStorage, frame: CameraFrame) throws(ApplianceError) -> DelayVideoSwitch? {
         guard let web else {
             if settings.video != nil {
                 log.warning("[video] is enabled but the page is off (--web-port 0): the delayed view needs the page; video stays off")

@@ -87,7 +87,7 @@ public final class Appliance {
             log.notice("no [camera] in \(board.source): the camera gate is off")
             let loop = GateLoop(camera: NoCamera(), lines: lines, sound: makeSound(),
                                 detector: NoCamera.detector(settings.detectorConfig(width: NoCamera.width)), engine: Engine(config: settings.engine))
-            try runLoop(loop, epoll: &epoll, frame: nil)
+            try start(loop, frame: nil, epoll: epoll, now: Sys.monotonicNow()).run(until: options.until)
             return
         }
         var camLog = Logger(label: "sprintgate.camera")
@@ -109,15 +109,24 @@ public final class Appliance {
         }
         let detector = PhotoFinishDetector(config: settings.detectorConfig(width: width), inputWidth: width, inputHeight: height)
         let loop = GateLoop(camera: camera, lines: lines, sound: makeSound(), detector: detector, engine: Engine(config: settings.engine))
-        try runLoop(loop, epoll: &epoll, frame: FrameSize(width: width, height: height, movedOnPage: movedOnPage != nil, config: cam))
+        let frame = CameraFrame(width: width, height: height, movedOnPage: movedOnPage != nil, config: cam)
+        try start(loop, frame: frame, epoll: epoll, now: Sys.monotonicNow()).run(until: options.until)
     }
 
-    /// The camera's frame, once it opened.
-    struct FrameSize {
-        var width: Int
-        var height: Int
-        var movedOnPage: Bool
-        var config: CameraConfig
+    /// The camera's frame, once it opened, and the board's `[camera]` it was asked by.
+    public struct CameraFrame: Sendable {
+        public var width: Int
+        public var height: Int
+        /// Whether the gate line was moved on the page (it overrides `gate_x`).
+        public var movedOnPage: Bool
+        public var config: CameraConfig
+
+        public init(width: Int, height: Int, movedOnPage: Bool = false, config: CameraConfig) {
+            self.width = width
+            self.height = height
+            self.movedOnPage = movedOnPage
+            self.config = config
+        }
     }
 
     /// The epoll loop, which SIGTERM, SIGINT and SIGHUP wake to stop in order.

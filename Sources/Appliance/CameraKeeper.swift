@@ -25,6 +25,9 @@ public final class CameraKeeper {
     private var framesAtReopen: UInt64 = 0
     private var nextThermal: MonotonicInstant
     private let thermalZone: String
+    private var chosenRate: Int?
+    /// How often the camera was reopened after it was lost or closed on purpose.
+    public private(set) var reopens = 0
 
     public init(config: CameraConfig, thermalZone: String, web: WebGate?, now: MonotonicInstant, log: Logger) {
         self.config = config
@@ -84,6 +87,10 @@ public final class CameraKeeper {
         }
     }
 
+    /// A frame rate chosen between runs, as the page chooses one: taken on the next
+    /// wake-up (the camera is reopened at it).
+    public func chooseFrameRate(_ fps: Int) { chosenRate = fps }
+
     /// Puts the open camera's descriptor on `epoll`.
     public func started<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: borrowing GateLoop<C, L, S>, epoll: borrowing EpollLoop) {
@@ -111,7 +118,10 @@ public final class CameraKeeper {
             loop.camera.checkSignal(now: now)
             if backoff.failures > 0, loop.camera.framesDelivered > framesAtReopen { backoff.succeeded() }
         }
-        if let f = web?.takeFrameRateChange() { frameRateChosen(f, &loop, epoll: epoll) }
+        if let f = chosenRate ?? web?.takeFrameRateChange() {
+            chosenRate = nil
+            frameRateChosen(f, &loop, epoll: epoll)
+        }
         if now >= nextThermal {
             nextThermal = now + .seconds(5)
             if let celsius = socCelsius(), let fps = thermal.update(celsius: celsius, at: now.seconds) {
@@ -129,6 +139,7 @@ public final class CameraKeeper {
             framesAtReopen = loop.camera.framesDelivered
             cameraFD = loop.camera.fileDescriptor
             try? epoll.add(cameraFD)
+            reopens += 1
             log.notice("camera back")
             web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? loop.camera.request.fps)
         } catch {
