@@ -255,18 +255,15 @@ extension WebServer {
         }
         // Control: PIN.
         router.post("/api/gps/vehicles") { request, context in
-            try s.requirePIN(request, context)
             let v = try vehicle(try await s.body(request, context), id: nil)
             return try s.json(try call { d throws(ResultsBookError) in try d.addVehicle(v) }, status: .created)
         }
         router.put("/api/gps/vehicles/:id") { request, context in
-            try s.requirePIN(request, context)
             let v = try vehicle(try await s.body(request, context), id: try s.runID(context))
             try call { d throws(ResultsBookError) in try d.updateVehicle(v) }
             return Response(status: .noContent)
         }
         router.delete("/api/gps/vehicles/:id") { request, context in
-            try s.requirePIN(request, context)
             let v = try s.runID(context)
             try call { d throws(ResultsBookError) in try d.deleteVehicle(id: v) }
             return Response(status: .noContent)
@@ -279,32 +276,27 @@ extension WebServer {
         }
         // The body is the JPEG (the page scales a phone's photo down first).
         router.put("/api/gps/vehicles/:id/photo") { request, context in
-            try s.requirePIN(request, context)
             let v = try s.runID(context)
             let jpeg = try await s.fileBody(request, upTo: VehiclePhoto.maxBytes, field: "photo", advice: "choose a smaller picture")
             try call { d throws(ResultsBookError) in try d.setVehiclePhoto(id: v, jpeg: jpeg) }
             return Response(status: .noContent)
         }
         router.delete("/api/gps/vehicles/:id/photo") { request, context in
-            try s.requirePIN(request, context)
             let v = try s.runID(context)
             try call { d throws(ResultsBookError) in try d.deleteVehiclePhoto(id: v) }
             return Response(status: .noContent)
         }
         router.put("/api/gps/active") { request, context in
-            try s.requirePIN(request, context)
             let v = try optionalVehicleID(try await s.body(request, context))
             try call { d throws(ResultsBookError) in try d.setActiveVehicle(id: v) }
             return Response(status: .noContent)
         }
         router.put("/api/gps/default") { request, context in
-            try s.requirePIN(request, context)
             let v = try optionalVehicleID(try await s.body(request, context))
             try call { d throws(ResultsBookError) in try d.setDefaultVehicle(id: v) }
             return Response(status: .noContent)
         }
         router.delete("/api/gps/runs/:id") { request, context in
-            try s.requirePIN(request, context)
             let r = try s.runID(context)
             try call { d throws(ResultsBookError) in try d.deleteRun(id: r) }
             return Response(status: .noContent)

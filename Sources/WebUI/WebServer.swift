@@ -112,6 +112,7 @@ public struct WebServer: Sendable {
         let router = Router(context: WebContext.self)
         let s = self
         router.add(middleware: SecurityHeaders())
+        router.add(middleware: PINRequired(server: s))
 
         // Static page.
         for asset in WebAssets.all {
@@ -267,14 +268,12 @@ public struct WebServer: Sendable {
         for (path, command) in [("/api/arm", GateCommand.arm), ("/api/reset", .reset),
                                 ("/api/pause", .pauseDetection), ("/api/resume", .resumeDetection)] {
             router.post(RouterPath(path)) { request, context in
-                try s.requirePIN(request, context)
                 return try s.enqueue(command)
             }
         }
         // Start begins a countdown or a voice start; other start types start themselves
         // (the athlete, the button), so it is refused rather than accepted and ignored.
         router.post("/api/start") { request, context in
-            try s.requirePIN(request, context)
             let type = s.bridge.snapshot.read().snapshot.startType
             guard WebSettings.startedFromThePage.contains(type) else {
                 throw APIError(.conflict, field: "startType",
@@ -284,7 +283,6 @@ public struct WebServer: Sendable {
         }
         // The gate line, dragged on the camera view: camera pixels, within the frame.
         router.put("/api/gate-line") { request, context in
-            try s.requirePIN(request, context)
             let body = try await s.body(request, context)
             guard let x = body["x"] as? Double, x.isFinite else { throw APIError.invalid("x", "the gate line's column in camera pixels is required") }
             guard let picture = s.bridge.camera.picture else {
@@ -299,7 +297,6 @@ public struct WebServer: Sendable {
         // The settings form: any of the editable settings, checked here, applied by the
         // loop between runs and kept for the next start.
         router.put("/api/settings") { request, context in
-            try s.requirePIN(request, context)
             let change = try EditableSettings.decode(try await s.body(request, context))
             if let p = change.problem(startTypes: s.settings.startTypes, presets: s.settings.presets.map(\.id),
                                       distances: Dictionary(uniqueKeysWithValues: s.settings.presets.map { ($0.id, $0.distances) }),
@@ -311,7 +308,6 @@ public struct WebServer: Sendable {
             return try s.json(["queued": true], status: .accepted)
         }
         router.put("/api/config") { request, context in
-            try s.requirePIN(request, context)
             let body = try await s.body(request, context)
             let startType = try s.optionalString(body, "startType")
             let preset = try s.optionalString(body, "preset")
@@ -333,7 +329,6 @@ public struct WebServer: Sendable {
         // Race host: change a gate's role and distance (the host assigns them at first in
         // join order). Only gates listed on the live board can be changed.
         router.put("/api/peers/:gate") { request, context in
-            try s.requirePIN(request, context)
             guard let text = context.parameters.get("gate"), let gate = UInt32(text), gate != 0 else {
                 throw APIError.invalid("gate", "a gate id from the live board's gate list")
             }
@@ -354,7 +349,6 @@ public struct WebServer: Sendable {
             return try s.enqueue(.assignPeer(gate: gate, role: role, distanceMetres: distance))
         }
         router.post("/api/athletes") { request, context in
-            try s.requirePIN(request, context)
             let athlete = try s.athlete(try await s.body(request, context), id: 0)
             do {
                 let a = try s.book.addAthlete(athlete)
@@ -363,7 +357,6 @@ public struct WebServer: Sendable {
             } catch { throw apiError(error) }
         }
         router.put("/api/athletes/:id") { request, context in
-            try s.requirePIN(request, context)
             let id = try s.runID(context)
             let athlete = try s.athlete(try await s.body(request, context), id: id)
             do {
@@ -373,7 +366,6 @@ public struct WebServer: Sendable {
             } catch { throw apiError(error) }
         }
         router.delete("/api/athletes/:id") { request, context in
-            try s.requirePIN(request, context)
             let id = try s.runID(context)
             do {
                 try s.book.deleteAthlete(id: id)
@@ -382,7 +374,6 @@ public struct WebServer: Sendable {
             } catch { throw apiError(error) }
         }
         router.put("/api/next-athlete") { request, context in
-            try s.requirePIN(request, context)
             let body = try await s.body(request, context)
             guard body.keys.contains("athleteId") else {
                 throw APIError.invalid("athleteId", "required (an athlete id, or null to clear)")
@@ -406,7 +397,6 @@ public struct WebServer: Sendable {
         }
         // A roster: each timed run hands the next run to the next athlete in it.
         router.put("/api/roster") { request, context in
-            try s.requirePIN(request, context)
             let body = try await s.body(request, context)
             guard let list = body["athleteIds"] as? [Any] else {
                 throw APIError.invalid("athleteIds", "a list of athlete ids in running order ([] stops the rotation)")
@@ -425,7 +415,6 @@ public struct WebServer: Sendable {
         }
         // A crossing placed by hand on the photo finish: the run re-timed, the measured time kept.
         router.put("/api/results/:id/correction") { request, context in
-            try s.requirePIN(request, context)
             let id = try s.runID(context)
             let body = try await s.body(request, context)
             guard let offset = Self.number(body["offsetMs"]) else {
@@ -434,11 +423,9 @@ public struct WebServer: Sendable {
             return try s.correct(id, offsetMs: offset)
         }
         router.delete("/api/results/:id/correction") { request, context in
-            try s.requirePIN(request, context)
             return try s.correct(try s.runID(context), offsetMs: nil)
         }
         router.delete("/api/sessions/:id") { request, context in
-            try s.requirePIN(request, context)
             let id = try s.runID(context)
             do {
                 let n = try s.book.deleteSession(id: id)
@@ -449,7 +436,6 @@ public struct WebServer: Sendable {
         }
         // Everything stored goes: the page asks the coach to confirm, the body says so too.
         router.post("/api/clear-all") { request, context in
-            try s.requirePIN(request, context)
             let body = try await s.body(request, context)
             guard body["confirm"] as? String == "clear all" else {
                 throw APIError.invalid("confirm", "must be the text \"clear all\": every run, session, image, athlete and best is deleted")
@@ -464,7 +450,6 @@ public struct WebServer: Sendable {
             } catch { throw apiError(error) }
         }
         router.delete("/api/results/:id") { request, context in
-            try s.requirePIN(request, context)
             let id = try s.runID(context)
             do {
                 try s.book.delete(id: id)
@@ -792,6 +777,26 @@ public struct WebServer: Sendable {
         if let d = f.date(from: s) { return d.timeIntervalSince1970 }
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return f.date(from: s)?.timeIntervalSince1970
+    }
+}
+
+/// The one PIN check. Every request that changes something (any method but GET and HEAD)
+/// needs the gate's PIN in `X-Gate-PIN`, whatever its route, with the wrong-PIN back-off;
+/// only `POST /api/pin`, which checks a PIN given in its body, is open. A route added later
+/// is guarded without a line of its own: forgetting the check cannot open a door.
+struct PINRequired: RouterMiddleware {
+    typealias Context = WebContext
+    let server: WebServer
+    /// Routes that change nothing and check a PIN themselves.
+    static let open: Set<String> = ["/api/pin"]
+
+    static func needsPIN(_ request: Request) -> Bool {
+        request.method != .get && request.method != .head && !open.contains(request.uri.path)
+    }
+
+    func handle(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response) async throws -> Response {
+        if Self.needsPIN(request) { try server.requirePIN(request, context) }
+        return try await next(request, context)
     }
 }
 

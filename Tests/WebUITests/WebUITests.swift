@@ -270,6 +270,31 @@ import Testing
         #expect(f.bridge.commands.pop() == nil)
     }
 
+    /// Every route that changes something, as the router lists them (the areas' too), is
+    /// refused without the PIN by the one check in front of them all: no route can forget it.
+    @Test func everyRouteThatChangesSomethingNeedsThePIN() async throws {
+        let f = Fixture()
+        let changing = f.server.router().routes.filter { $0.method != .get && $0.method != .head }
+            .map { (path: $0.path.description, method: $0.method) }
+        // The gate's, the delay video's and archery's, run videos', GPS's, ski's and rowing's.
+        #expect(changing.count >= 40, "\(changing.count) routes")
+        try await f.test { client in
+            for route in changing {
+                let path = route.path.split(separator: "/", omittingEmptySubsequences: false)
+                    .map { $0.hasPrefix(":") ? "1" : $0.hasPrefix("*") ? "x" : String($0) }.joined(separator: "/")
+                try await client.execute(uri: path, method: route.method, body: ByteBuffer(string: "{}")) { r in
+                    if path == "/api/pin" {
+                        #expect(r.status == .badRequest || r.status == .unauthorized, "\(route)")
+                    } else {
+                        #expect(r.status == .unauthorized, "\(route) answered \(r.status) without the PIN")
+                        #expect(r.text.contains("X-Gate-PIN"), "\(route): \(r.text)")
+                    }
+                }
+            }
+        }
+        #expect(f.bridge.commands.count == 0)
+    }
+
     @Test func readingNeedsNoPIN() async throws {
         try await Fixture().test { client in
             for path in ["/api/live", "/api/settings", "/api/athletes", "/api/results", "/api/bests", "/api/export.csv", "/api/export.json"] {
