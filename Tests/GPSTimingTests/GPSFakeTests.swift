@@ -157,7 +157,10 @@ struct GPSDReceiverTests {
         let epochs = (0 ..< 80).map { NMEAEpoch(time: Double($0) / 10, speed: 0, east: 0) }
         let log = NMEALog.write(epochs, header: ["Name: 10 Hz at rest"])
         let session = try await onOwnThread { try GPSFake.Session(log: log, name: "probe", cycle: 0.1 / 3, port: port) }
-        async let seen = onOwnThread { GPSDReceiver.probe(config, seconds: 8, logger: Logger(label: "test")) }
+        // Why 30 s: the probe answers as soon as the rate is measured (about 2 s into the
+        // feed); the bound only covers a loaded machine, where gpsd takes the fake
+        // receiver's pty late and 8 s once ran out before it had.
+        async let seen = onOwnThread { GPSDReceiver.probe(config, seconds: 30, logger: Logger(label: "test")) }
         try await Task.sleep(for: .milliseconds(500))
         session.go()
         let s = try await seen
