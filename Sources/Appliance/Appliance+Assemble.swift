@@ -7,18 +7,27 @@ import FFmpegVideo
 import Foundation
 import GateConfig
 import GateCore
-import GateDaemon
-import LinuxHardware
+public import GateDaemon
+public import LinuxHardware
 import Logging
 import SQLiteStore
 import VideoDelay
 import VideoService
 import WebUI
 
+/// What comes up before the camera: the results' storage, the page and the areas, so a
+/// gate powered on without its camera (or a board without one) is reached from a phone at
+/// once and says what it waits for.
+public struct ApplianceBase {
+    public let storage: GateStorage
+    public let web: WebGate?
+    public let features: ApplianceFeatures
+}
+
 extension Appliance {
-    /// Storage, then MQTT, the page, the camera's parts, the areas and the services.
-    func assemble<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: ApplianceSound & ~Copyable>(
-        _ loop: inout GateLoop<C, L, S>, epoll: borrowing EpollLoop, frame: CameraFrame?, now: MonotonicInstant) throws(ApplianceError) -> ApplianceParts {
+    /// Storage, then MQTT, the page (showing the camera's `frame`, or the wait for it) and
+    /// the areas: one line each, in the order they depend on each other.
+    public func assembleBase(epoll: borrowing EpollLoop, frame: CameraFrame?) -> ApplianceBase {
         // Results go to the storage thread through a bounded queue: the loop never waits
         // for the disk; a full queue drops and counts (logged at exit).
         let storage = GateStorage.start(stateDirectory: settings.stateDirectory, context: RunContext(settings: settings), log: log)
@@ -34,27 +43,34 @@ extension Appliance {
                 log.error("MQTT: not publishing: \(error)")
             }
         }
+        let web = startPage(storage: storage, epoll: epoll, frame: frame)
+        if let gps = GPSFeature.fromSettings(settings, store: storage.thread.store, web: web, cues: features.cues) { features.add(gps) }
+        if let r = settings.rowing {
+            features.add(RowingFeature(settings: r, store: storage.thread.store, stateDirectory: settings.stateDirectory, web: web,
+                                       mqtt: mqtt?.results))
+        }
+        return ApplianceBase(storage: storage, web: web, features: features)
+    }
+
+    /// The camera's parts over `base` (the photo finish, the camera view, the keeper, the
+    /// delay mode), then the services: the NTP server and the race link.
+    func assemble<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: ApplianceSound & ~Copyable>(
+        _ loop: inout GateLoop<C, L, S>, base: ApplianceBase, epoll: borrowing EpollLoop, frame: CameraFrame?,
+        now: MonotonicInstant) throws(ApplianceError) -> ApplianceParts {
+        let (storage, web, features) = (base.storage, base.web, base.features)
         var keeper: CameraKeeper?
         var video: DelayVideoSwitch?
-        let web: WebGate?
         if let frame {
             // Photo finishes are stored with the run they finish.
             let gateX = settings.detectorConfig(width: frame.width).gateX
             storage.installPhotoFinish(on: &loop, width: frame.width, height: frame.height, gateX: gateX,
                                        fps: Double(frame.config.fps), log: log)
-            web = startPage(storage: storage, epoll: epoll, frame: frame)
+            web?.cameraReady(settings, mode: "\(frame.width)x\(frame.height)", frameWidth: frame.width, movedOnPage: frame.movedOnPage)
             _ = web?.installCameraView(on: &loop, width: frame.width, height: frame.height, fps: Double(frame.config.fps), gateX: gateX)
             web?.setExposure(loop.camera.exposure)
             web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? Double(frame.config.fps))
             keeper = CameraKeeper(config: frame.config, thermalZone: settings.board.thermalZone, web: web, now: now, log: log)
             video = try delayVideo(&loop, web: web, storage: storage, frame: frame)
-        } else {
-            web = startPage(storage: storage, epoll: epoll, frame: nil)
-        }
-        if let gps = GPSFeature.fromSettings(settings, store: storage.thread.store, web: web, cues: features.cues) { features.add(gps) }
-        if let r = settings.rowing {
-            features.add(RowingFeature(settings: r, store: storage.thread.store, stateDirectory: settings.stateDirectory, web: web,
-                                       mqtt: mqtt?.results))
         }
         let services: GateServices
         do {

@@ -138,6 +138,7 @@ public final class ApplianceLoop<C: ApplianceCamera & ~Copyable, L: LineInputs &
             start_type: \(appliance.settings.engine.startType.rawValue)
             camera: \(camera)
             areas: \(areas)
+            start_button: \(parts.features.buttonOwner(loop))
             audio: \(loop.sound.state)\(loop.sound.warning.map { " (\($0))" } ?? "")
             ready_led: \(loop.statusLight.rawValue)
             gate: armed=\(st.armed) ready=\(st.ready) clear=\(st.clear) too_far=\(st.tooFar) shaking=\(st.shaking) blob_height=\(fixedPoint(st.blobHeight, digits: 2)) motion=\(fixedPoint(st.motion, digits: 3))
@@ -154,8 +155,9 @@ extension Appliance {
     /// boot, makes and starts its parts, arms the gate (with a camera) and says it is
     /// ready. `frame` is the camera's frame once it opened; nil on a board without one.
     /// `run(lines:)` calls this with the real adapters; tests call it with stand-ins.
+    /// `base` is what came up before the camera (`assembleBase`); nil makes it here.
     public func start<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: ApplianceSound & ~Copyable>(
-        _ made: consuming GateLoop<C, L, S>, frame: CameraFrame?, epoll: consuming EpollLoop,
+        _ made: consuming GateLoop<C, L, S>, frame: CameraFrame?, base: ApplianceBase? = nil, epoll: consuming EpollLoop,
         now start: MonotonicInstant) throws(ApplianceError) -> ApplianceLoop<C, L, S> {
         var loop = made
         let stateFile = settings.stateDirectory + "/run.state"
@@ -163,12 +165,14 @@ extension Appliance {
             loop.engine = restored
             log.notice("resumed the run in progress from \(stateFile)")
         }
-        let parts = try assemble(&loop, epoll: epoll, frame: frame, now: start)
+        let made: ApplianceBase
+        if let base { made = base } else { made = assembleBase(epoll: epoll, frame: frame) }
+        let parts = try assemble(&loop, base: made, epoll: epoll, frame: frame, now: start)
         // The page starts from the restored phase (a run in progress survives a restart).
         parts.web?.observe(.action(.phase(loop.engine.phase), start))
         parts.keeper?.started(loop, epoll: epoll)
         for fd in loop.lines.fileDescriptors { try? epoll.add(fd) }
-        parts.features.startAll()
+        if !parts.features.isStarted { parts.features.startAll() }
         // The start button goes to the area that asks for it from the first wake-up on.
         parts.features.service(&loop, now: start)
         if let frame {

@@ -95,7 +95,16 @@ public final class Appliance {
         var request = CameraRequest(width: cam.width, height: cam.height, fps: Double(cam.fps))
         request.exposureMicroseconds = cam.exposureMicroseconds
         var camera = V4L2FrameSource(path: cam.device, request: request, logger: camLog)
-        guard CameraKeeper.waitForCamera(&camera, config: cam, epoll: &epoll, notify: notify, status: status, until: options.until, log: log) else {
+        // The page and the areas come up first: a gate powered on without its camera is
+        // reached from a phone at once, and the page says what it waits for.
+        let base = assembleBase(epoll: epoll, frame: nil)
+        base.features.startAll()
+        let web = base.web
+        let opened = CameraKeeper.waitForCamera(&camera, config: cam, epoll: &epoll, notify: notify, status: status,
+                                                until: options.until, log: log) { web?.cameraProblem($0) }
+        guard opened else {
+            base.features.stopAll()
+            base.storage.stop()
             if options.until.map({ Sys.monotonicNow() >= $0 }) ?? false { throw ApplianceError("no camera within --seconds") }
             writeStopped(phase: "never started (no camera)")
             return
@@ -110,7 +119,7 @@ public final class Appliance {
         let detector = PhotoFinishDetector(config: settings.detectorConfig(width: width), inputWidth: width, inputHeight: height)
         let loop = GateLoop(camera: camera, lines: lines, sound: makeSound(), detector: detector, engine: Engine(config: settings.engine))
         let frame = CameraFrame(width: width, height: height, movedOnPage: movedOnPage != nil, config: cam)
-        try start(loop, frame: frame, epoll: epoll, now: Sys.monotonicNow()).run(until: options.until)
+        try start(loop, frame: frame, base: base, epoll: epoll, now: Sys.monotonicNow()).run(until: options.until)
     }
 
     /// The camera's frame, once it opened, and the board's `[camera]` it was asked by.

@@ -50,7 +50,7 @@ public final class CameraKeeper {
     /// wait. False when a stop signal or `until` came first.
     public static func waitForCamera(_ camera: inout V4L2FrameSource, config: CameraConfig, epoll: inout EpollLoop,
                                      notify: borrowing SystemdNotify, status: StatusFile, until end: MonotonicInstant?,
-                                     log: Logger) -> Bool {
+                                     log: Logger, waiting: (String) -> Void = { _ in }) -> Bool {
         var backoff = ReopenBackoff()
         var lastWarning: (text: String, at: MonotonicInstant)?
         while true {
@@ -67,6 +67,7 @@ public final class CameraKeeper {
                     log.warning("camera: \(text); waiting for it (plug it in, or fix [camera] device in the board file)")
                     lastWarning = (text, now)
                 }
+                waiting("The camera is not there (\(text)): plug it in, or fix [camera] device in the board file. The gate starts by itself once it opens.")
                 let extend = (delay.nanoseconds + Span.seconds(30).nanoseconds) / 1000
                 notify.send("EXTEND_TIMEOUT_USEC=\(extend)\nSTATUS=waiting for the camera \(config.device) (\(camera.state))")
                 status.write("""
@@ -112,6 +113,7 @@ public final class CameraKeeper {
                 close(&loop, epoll: epoll)
                 backoff.failed(at: now)
                 log.warning("camera lost (\(reason)); reopening")
+                web?.cameraProblem("The camera was lost (\(reason)): check its cable and plug it back in. The gate reopens it by itself; no result is lost.")
             }
             if backoff.isDue(now: now) { reopen(&loop, epoll: epoll, now: now) }
         } else {
@@ -141,6 +143,7 @@ public final class CameraKeeper {
             try? epoll.add(cameraFD)
             reopens += 1
             log.notice("camera back")
+            web?.cameraProblem(nil)
             web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? loop.camera.request.fps)
         } catch {
             backoff.failed(at: now)

@@ -42,7 +42,7 @@ public final class ApplianceFeatures {
     /// Cues any area pushes, from any thread; played on the loop's thread.
     public let cues = FeedbackCues.cues()
     private var player = CuePlayer()
-    private var started = false
+    public private(set) var isStarted = false
     private let log: Logger
 
     public init(log: Logger) { self.log = log }
@@ -50,14 +50,14 @@ public final class ApplianceFeatures {
     /// Adds an area; one added after `startAll` starts at once.
     public func add(_ feature: any Feature) {
         all.append(feature)
-        if started { feature.start() }
+        if isStarted { feature.start() }
     }
 
     /// The area called `name`, if the board runs it.
     public func named(_ name: String) -> (any Feature)? { all.first { $0.name == name } }
 
     public func startAll() {
-        started = true
+        isStarted = true
         for f in all { f.start() }
         if !all.isEmpty { log.notice("areas on: \(all.map(\.name).joined(separator: ", "))") }
     }
@@ -65,25 +65,35 @@ public final class ApplianceFeatures {
     /// Stops every area, the last started first.
     public func stopAll() {
         for f in all.reversed() { f.stop() }
-        started = false
+        isStarted = false
     }
 
     /// Each area's turn, then the cues through the loop's lines and sound (no cue's sound
     /// while a run is being started or timed). The start button goes to the first area
-    /// that asks for it while the delayed video does not hold it.
+    /// that asks for it while nothing else holds it (the delayed video's marks, with
+    /// `[video] mark_button`, take it over and give it back).
     public func service<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>, now: MonotonicInstant) {
         for f in all { f.service(now: now) }
-        if loop.videoMarks == nil, let button = buttonRequest {
-            loop.videoMarks = button
-            loop.buttonMarksVideo = true
+        if loop.buttonPresses == nil, let (name, presses) = buttonRequest {
+            loop.buttonPresses = presses
+            log.notice("the start button goes to \(name)")
         }
         player.serve(cues, lines: &loop.lines, sound: &loop.sound, quiet: CuePlayer.quiet(loop.engine.phase), now: now)
     }
 
-    /// The first area's request for the start button.
-    public var buttonRequest: MarkRequests? {
-        for f in all { if let b = f.startButton { return b } }
+    /// The first area that asks for the start button, by name, and its queue.
+    public var buttonRequest: (name: String, presses: MarkRequests)? {
+        for f in all { if let b = f.startButton { return (f.name, b) } }
         return nil
+    }
+
+    /// Who the start button's presses go to, by name: `video` (the delay mode's marks), an
+    /// area (`gps`, whose ski logger takes it), or `sprint` (the engine: starts and arms).
+    public func buttonOwner<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
+        _ loop: borrowing GateLoop<C, L, S>) -> String {
+        guard let presses = loop.buttonPresses else { return "sprint" }
+        if presses === loop.videoMarks { return "video" }
+        return all.first { $0.startButton === presses }?.name ?? "sprint"
     }
 }

@@ -4,6 +4,7 @@
 
 import Detector
 public import Engine
+public import GateConfig
 import Foundation
 public import GateCore
 import LinuxHardware
@@ -170,6 +171,21 @@ public final class WebGate: @unchecked Sendable {
             $0.camera.exposureMs = exposure.map { Double($0.nanoseconds) / 1e6 }
             $0.camera.exposureWarning = warning
         }
+    }
+
+    /// Why the camera gives no frames and what to do, shown on the page until it streams
+    /// (nil clears it). From the loop's thread, or before the loop starts.
+    public func cameraProblem(_ text: String?) {
+        bridge.snapshot.update { $0.camera.problem = text }
+    }
+
+    /// The camera opened at `mode` (e.g. `640x480`): the settings view shows it, where it
+    /// showed the wait for it.
+    public func cameraReady(_ settings: GateSettings, mode: String, frameWidth: Int, movedOnPage: Bool) {
+        for (key, value) in Self.cameraDetails(settings, mode: mode, frameWidth: frameWidth, movedOnPage: movedOnPage) {
+            server.hub.setDetail(key, value)
+        }
+        cameraProblem(nil)
     }
 
     /// Detector status, camera and counters; call every `statusPeriod`.

@@ -12,7 +12,8 @@ extension WebGate {
     /// is logged and the gate runs without a page rather than not at all.
     /// `book` is the SQLite-backed book over the storage thread's database (or, when that
     /// could not be opened, a memory book: the journal still keeps every run).
-    /// `cameraMode` is the camera's frame size once open; nil on a board without `[camera]`.
+    /// `cameraMode` is the camera's frame size once open; nil until it opens, or on a board
+    /// without `[camera]`.
     public static func startForGate(settings: GateSettings, host: String, port: Int, wakeFD: Int32, cameraMode: String?,
                                     frameWidth: Int, movedOnPage: Bool = false, book: any ResultsBook, level: Logger.Level) -> WebGate? {
         var log = Logger(label: "sprintgate.web")
@@ -23,13 +24,7 @@ extension WebGate {
             "board file": board.source,
             "state directory": settings.stateDirectory,
         ]
-        if let camera = board.camera, let cameraMode {
-            details["camera"] = "\(camera.device) \(cameraMode) at \(camera.fps) fps"
-            details["gate line x"] = gateLineText(settings.gateX, frameWidth: frameWidth, movedOnPage: movedOnPage)
-            details["timed"] = settings.subject == .vehicle ? "vehicles: the foremost point" : "athletes: the torso"
-        } else {
-            details["camera"] = "none: the board file has no [camera], so the camera gate is off"
-        }
+        details.merge(cameraDetails(settings, mode: cameraMode, frameWidth: frameWidth, movedOnPage: movedOnPage)) { $1 }
         do {
             let web = try WebGate(gateName: "SprintGate", stateDirectory: settings.stateDirectory, config: settings.engine,
                                   preset: settings.preset, speedUnit: settings.speedUnit, details: details,
@@ -42,6 +37,20 @@ extension WebGate {
             log.error("web page off: \(error)")
             return nil
         }
+    }
+
+    /// The camera's rows of the settings view: its device, mode and rate, the gate line and
+    /// what is timed once it is open (`mode`); the wait for it before; none without one.
+    static func cameraDetails(_ settings: GateSettings, mode: String?, frameWidth: Int, movedOnPage: Bool) -> [String: String] {
+        guard let camera = settings.board.camera else {
+            return ["camera": "none: the board file has no [camera], so the camera gate is off"]
+        }
+        guard let mode else {
+            return ["camera": "\(camera.device): not open yet; the gate waits for it (plug it in, or fix [camera] device in the board file)"]
+        }
+        return ["camera": "\(camera.device) \(mode) at \(camera.fps) fps",
+                "gate line x": gateLineText(settings.gateX, frameWidth: frameWidth, movedOnPage: movedOnPage),
+                "timed": settings.subject == .vehicle ? "vehicles: the foremost point" : "athletes: the torso"]
     }
 
     /// Where the detector's gate line is, as the settings view shows it: the column, and

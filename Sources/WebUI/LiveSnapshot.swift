@@ -90,6 +90,9 @@ public struct LiveSnapshot: Sendable, Hashable, Codable {
         public var exposureMs: Double?
         /// Set when the exposure is long enough to blur a sprinter, with what to do.
         public var exposureWarning: String?
+        /// Why the camera gives no frames and what to do (missing at start-up, lost mid-run);
+        /// nil while it streams.
+        public var problem: String?
         public init() {}
     }
 

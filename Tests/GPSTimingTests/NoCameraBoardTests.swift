@@ -127,4 +127,70 @@ struct NoCameraBoardTests {
         #expect(errText.contains("no [camera]") && errText.contains("ready: no camera on this board"), "\(errText)")
         #expect(!errText.contains("error:"), "\(errText)")
     }
+
+    @Test("`sprintgate run` on a board whose camera is missing: the page comes up at once and says to plug the camera in; the GPS timer answers meanwhile; SIGTERM while waiting ends it cleanly")
+    func cameraMissingAtPowerUp() async throws {
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binary = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build all products first (scripts/test does)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-nocam-yet-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir + "/state", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try """
+            [board]
+            name = "A gate whose camera is unplugged"
+            [camera]
+            device = "/dev/sprintgate-missing-\(getpid())"
+            format = "GREY"
+            width = 320
+            height = 240
+            fps = 30
+            [audio]
+            device = "null"
+            [peer]
+            group = "test"
+            """.write(toFile: dir + "/board.toml", atomically: true, encoding: .utf8)
+        try """
+            board = "\(dir)/board.toml"
+            state_dir = "\(dir)/state"
+            [gps]
+            port = \(GPSFake.freePort())
+            """.write(toFile: dir + "/gate.toml", atomically: true, encoding: .utf8)
+        let webPort = GPSFake.freePort()
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = ["run", "--config", dir + "/gate.toml", "--web-host", "127.0.0.1", "--web-port", String(webPort),
+                       "--ntp-port", "0", "--seconds", "300"]
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "JOURNAL_STREAM")
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        p.environment = env
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        // Why 60 s: a bound for a loaded machine; it is about a second on an idle one.
+        var problem: String?
+        let end = Date().addingTimeInterval(60)
+        while problem == nil, Date() < end, p.isRunning {
+            let live = Self.get(port: webPort, "/api/live").flatMap { Self.json($0.body) }
+            let camera = ((live?["board"] as? [String: Any])?["gate"] as? [String: Any])?["camera"] as? [String: Any]
+            problem = camera?["problem"] as? String
+            if problem == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let said = try #require(problem, "the page never said what the gate waits for")
+        #expect(said.contains("plug it in") && said.contains("/dev/sprintgate-missing-"), "\(said)")
+        #expect(Self.get(port: webPort, "/api/gps")?.status == 200)
+        let status = try String(contentsOfFile: dir + "/state/status.txt", encoding: .utf8)
+        #expect(status.contains("phase: waiting for the camera"), "\(status)")
+        p.terminate()
+        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(errText)")
+        #expect(errText.contains("while waiting for the camera"), "\(errText)")
+        let stopped = try String(contentsOfFile: dir + "/state/status.txt", encoding: .utf8)
+        #expect(stopped.contains("never started (no camera)"), "\(stopped)")
+    }
 }

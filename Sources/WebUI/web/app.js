@@ -85,6 +85,7 @@ function render() {
   $("no-camera").hidden = !noCamera;
   for (const s of document.querySelectorAll(".camera-gate")) s.hidden = noCamera;
   $("phase").textContent = g.phase + " · " + g.startType + (g.preset ? " · " + g.preset : "");
+  const cp = $("camera-problem"); cp.hidden = !g.camera.problem; cp.textContent = g.camera.problem || "";
   const fs = $("false-start"); fs.hidden = !g.falseStart; fs.textContent = g.falseStart ? "False start: " + g.falseStart : "";
   const chips = $("status-chips"); chips.replaceChildren();
   chips.append(g.gate.ready ? chip("ready", "ok") : chip("no athlete", ""));
