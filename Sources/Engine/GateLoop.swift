@@ -52,11 +52,14 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
     /// the camera once copied), else copied whole into a free slot; dropped and counted
     /// when the video thread is behind. Set at configuration time.
     public var videoTap: FrameTap?
-    /// The delay mode's marks: with `buttonMarksVideo` the start button asks for a mark
-    /// (and no longer reaches the engine), and every mark taken, from any source, is
-    /// confirmed by a beep and a flash of the crossing LED. Set at configuration time.
+    /// The delay mode's marks: every mark taken, from any source, is confirmed by a beep
+    /// and a flash of the crossing LED. Set at configuration time.
     public var videoMarks: MarkRequests?
-    public var buttonMarksVideo = false
+    /// Where the start button's presses go instead of the engine: the delay mode's marks
+    /// (`[video] mark_button`), or an area that takes the button (the ski logger with
+    /// `[ski] button`); nil, the engine's. Each press is confirmed at once by a beep and a
+    /// flash. The appliance chooses it (`ApplianceFeatures`); set between wake-ups.
+    public var buttonPresses: MarkRequests?
     private var marksConfirmed: UInt64 = 0
     private var markFlashUntil: MonotonicInstant?
     /// How long the crossing LED flashes for a mark.
@@ -98,12 +101,13 @@ public struct GateLoop<Camera: FrameSource & ~Copyable, Lines: LineInputs & Line
         for e in buffer {
             stats.lineEvents += 1
             observer?(.line(e))
-            if buttonMarksVideo, e.role == .startButton, let marks = videoMarks {
-                // The button marks the delayed video; a press is the rising edge. Its beep
-                // and flash come now, not when the video thread takes the request, so a
-                // busy video thread never delays them; that confirmation is counted ahead.
-                if e.edge == .rising, marks.request(at: e.timestamp) {
-                    marksConfirmed &+= 1
+            if e.role == .startButton, let presses = buttonPresses {
+                // The button is taken (a mark of the delayed video, the ski logger's on and
+                // off); a press is the rising edge. Its beep and flash come now, not when
+                // the taker gets to the request, so a busy video thread never delays them;
+                // a video mark's own confirmation is counted ahead.
+                if e.edge == .rising, presses.request(at: e.timestamp) {
+                    if presses === videoMarks { marksConfirmed &+= 1 }
                     markFeedback(now: now)
                 }
                 continue

@@ -170,7 +170,9 @@ public final class DelayVideoSwitch {
                                           runVideos: runVideos?.shelf)
         runVideos?.attach(v)
         loop.videoMarks = v.marks
-        loop.buttonMarksVideo = markButton
+        // With `mark_button` the button marks the video, over an area that held it (which
+        // gets it back once the mode is off); without, whoever held it keeps it.
+        if markButton { loop.buttonPresses = v.marks }
         if useClickers {
             // A clicker's press marks at once from the reader's thread, so its confirmation
             // (the loop's beep and flash) never waits for the video thread.
@@ -190,8 +192,8 @@ public final class DelayVideoSwitch {
         guard let v = video else { return }
         loop.reclaimVideoLoans()
         loop.videoTap = nil
+        if loop.buttonPresses === loop.videoMarks { loop.buttonPresses = nil }
         loop.videoMarks = nil
-        loop.buttonMarksVideo = false
         web.bridge.video.disconnect()
         v.endSession()
         stop()

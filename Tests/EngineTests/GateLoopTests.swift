@@ -333,7 +333,7 @@ extension GateLoopTests {
         var loop = GateLoop(camera: camera, lines: FakeLines(), sound: RecordingBeeper(), detector: detector, engine: Engine(config: EngineConfig()))
         let marks = MarkRequests()
         loop.videoMarks = marks
-        loop.buttonMarksVideo = true
+        loop.buttonPresses = marks
         let press = MonotonicInstant(seconds: 1.2)
         loop.lines.pending = [LineEvent(role: .startButton, edge: .rising, timestamp: press, lineSequence: 1, globalSequence: 1),
                               LineEvent(role: .startButton, edge: .falling, timestamp: press + .milliseconds(80), lineSequence: 2, globalSequence: 2)]
@@ -373,7 +373,7 @@ extension GateLoopTests {
         #expect(allocations == 0, "\(allocations) allocations")
         loop.closeCamera()
 
-        // Without `buttonMarksVideo` the button is the gate's again (a mark from elsewhere
+        // Without `buttonPresses` the button is the gate's again (a mark from elsewhere
         // is still confirmed).
         var camera2 = BufferedFrames(spec: spec)
         try camera2.open()

@@ -17,6 +17,7 @@ import LinuxHardware
 import Logging
 import SQLiteStore
 import Testing
+import VideoService
 import WebUI
 
 /// A camera playing a synthetic scene as a real one streams: a frame every 1/fps from
@@ -132,8 +133,9 @@ struct SceneCamera: ApplianceCamera, ~Copyable {
     }
 
     /// The appliance over a `SceneCamera`, started at `t0`.
-    static func start(_ settings: GateSettings, t0: MonotonicInstant) throws -> ApplianceLoop<SceneCamera, FakeLines, RecordingBeeper> {
-        let appliance = Appliance(settings: settings, options: options())
+    static func start(_ settings: GateSettings, t0: MonotonicInstant, options: ApplianceOptions = options()) throws
+        -> ApplianceLoop<SceneCamera, FakeLines, RecordingBeeper> {
+        let appliance = Appliance(settings: settings, options: options)
         var config = settings.detectorConfig(width: spec.width)
         config.rowReadout = .seconds(spec.rowReadout)
         // Opened before the appliance starts, as `run` opens the real one.
@@ -310,6 +312,39 @@ struct SceneCamera: ApplianceCamera, ~Copyable {
             let after = residentMB()
             print("\(name) on and off ten times: \(before) MB after the first round, \(after) MB after the tenth")
             #expect(after - before < 8, "\(name): \(before) MB after the first round, \(after) MB after the tenth")
+        }
+    }
+
+    @Test("the start button by name: with [ski] button it goes to the GPS area's ski logger; the delay mode without mark_button leaves it there, with mark_button takes it for its marks and gives it back when switched off")
+    func startButtonRouting() throws {
+        for markButton in [false, true] {
+            let dir = StateDir()
+            let settings = try Self.settings(dir, body: """
+                [gps]
+                port = \(Self.closedPort())
+                [ski]
+                button = true
+                [video]
+                enabled = true
+                delay_s = 2
+                mark_button = \(markButton)
+                clickers = false
+                """)
+            var options = Self.options()
+            options.webHost = "127.0.0.1"
+            options.webPort = Self.closedPort()
+            let t0 = MonotonicInstant(nanoseconds: 5_000_000_000)
+            let a = try Self.start(settings, t0: t0, options: options)
+            Self.steps(a, from: t0, to: t0 + .milliseconds(100))
+            let video = try #require(a.parts.video?.video, "the delay mode is on")
+            #expect(a.loop.videoMarks === video.marks)
+            #expect(a.parts.features.buttonOwner(a.loop) == (markButton ? "video" : "gps"))
+            let status = try String(contentsOfFile: dir.path + "/status.txt", encoding: .utf8)
+            #expect(status.contains("start_button: \(markButton ? "video" : "gps")"), "\(status)")
+            a.parts.video?.turnOff(&a.loop)
+            Self.steps(a, from: t0 + .milliseconds(100), to: t0 + .milliseconds(200))
+            #expect(a.parts.features.buttonOwner(a.loop) == "gps")
+            a.stop()
         }
     }
 

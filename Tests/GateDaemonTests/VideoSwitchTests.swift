@@ -54,7 +54,7 @@ import WebUI
         step()
         #expect(web.takeVideoModeChange() == nil, "the change is taken once")
         let video = try #require(switcher.video)
-        #expect(loop.videoTap === video.tap && loop.videoMarks === video.marks && loop.buttonMarksVideo)
+        #expect(loop.videoTap === video.tap && loop.videoMarks === video.marks && loop.buttonPresses === video.marks)
         #expect(web.bridge.video.current != nil && web.bridge.settings.current.delayedVideo == true)
         // Every frame reaches the tap (a slot is free, or it is counted dropped when the
         // encoder, which runs below the loop's priority, is behind on a busy machine).
@@ -86,7 +86,7 @@ import WebUI
         // Off from the page: the loop lets go of the video, the session is closed.
         #expect(web.bridge.send(.applySettings(EditableSettings(delayedVideo: false))))
         step()
-        #expect(switcher.video == nil && loop.videoTap == nil && loop.videoMarks == nil && !loop.buttonMarksVideo)
+        #expect(switcher.video == nil && loop.videoTap == nil && loop.videoMarks == nil && loop.buttonPresses == nil)
         #expect(web.bridge.video.current == nil && web.bridge.settings.current.delayedVideo == false)
         let library = try ClipLibrary(directory: dir.path + "/video")
         #expect(library.sessions.first { $0.id == session }?.endedAt != nil)
