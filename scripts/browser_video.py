@@ -71,7 +71,11 @@ for _ in range(5):
 lag = sorted(lags3)[2]
 if min(lags3) < 2.95 or not 2.95 <= lag <= 3.3:
     raise SystemExit(f"FAIL: after choosing 3 s the view is {lags3} s behind")
-js("document.getElementById('v-delay').value = '2'; document.getElementById('v-save').click()")
+# Why wait for the answer: it sets the page's message too, and the mark below must not race
+# it, or "Video settings applied." can land after "Marked.".
+js("document.getElementById('message').textContent = ''; "
+   "document.getElementById('v-delay').value = '2'; document.getElementById('v-save').click()")
+until("document.getElementById('message').textContent === 'Video settings applied.'", "the delay of 2 s was not applied")
 print(f"ok: delay 3 s applied live ({lag:.2f} s behind), pre-roll 1.5 s, post-roll 1 s")
 
 # A mark, a stopped session, and the clip it makes.
