@@ -39,6 +39,27 @@ struct NoCameraBoardTests {
         return (status, String(text[head.upperBound...]))
     }
 
+    /// `sprintgate run` (built next to this test bundle) with `config`, its page on loopback
+    /// `webPort`, no NTP server, outside systemd; not started yet. Its standard error is read
+    /// from the pipe.
+    static func run(config: String, webPort: UInt16) throws -> (Process, Pipe) {
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let binary = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build all products first (scripts/test does)")
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = ["run", "--config", config, "--web-host", "127.0.0.1", "--web-port", String(webPort),
+                       "--ntp-port", "0", "--seconds", "300"]
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "JOURNAL_STREAM")
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        p.environment = env
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        return (p, err)
+    }
+
     static func json(_ body: String) -> [String: Any]? {
         (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
     }
@@ -46,9 +67,6 @@ struct NoCameraBoardTests {
     @Test("`sprintgate run` with a board file without [camera] and with [gps]: the page, GET /api/gps and the live board (camera \"none\") come up at once; a standing start played through gpsd is timed and stored; SIGTERM stops it cleanly")
     func gpsOnlyBoard() async throws {
         if let why = GPSFake.skipReason { print("SKIP: \(why)"); return }
-        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binary = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build all products first (scripts/test does)")
         let truth = Truth(GPSFakeTests.realistic)
         let log = NMEALog.write(NMEALog.epochs(truth, rate: 10, still: 3.037), header: ["Name: standing start at 10 Hz", "Notes: synthetic"])
         let gpsdPort = GPSFake.freePort()
@@ -73,17 +91,7 @@ struct NoCameraBoardTests {
             port = \(gpsdPort)
             """.write(toFile: dir + "/gate.toml", atomically: true, encoding: .utf8)
         let webPort = GPSFake.freePort()
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = ["run", "--config", dir + "/gate.toml", "--web-host", "127.0.0.1", "--web-port", String(webPort),
-                       "--ntp-port", "0", "--seconds", "300"]
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "JOURNAL_STREAM")
-        env.removeValue(forKey: "NOTIFY_SOCKET")
-        p.environment = env
-        let err = Pipe()
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = err
+        let (p, err) = try Self.run(config: dir + "/gate.toml", webPort: webPort)
         let started = Date()
         try p.run()
         defer { if p.isRunning { p.terminate() } }
@@ -130,9 +138,6 @@ struct NoCameraBoardTests {
 
     @Test("`sprintgate run` on a board whose camera is missing: the page comes up at once and says to plug the camera in; the GPS timer answers meanwhile; SIGTERM while waiting ends it cleanly")
     func cameraMissingAtPowerUp() async throws {
-        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let binary = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("sprintgate")
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build all products first (scripts/test does)")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sprintgate-nocam-yet-\(getpid())").path
         try? FileManager.default.removeItem(atPath: dir)
         try FileManager.default.createDirectory(atPath: dir + "/state", withIntermediateDirectories: true)
@@ -158,17 +163,7 @@ struct NoCameraBoardTests {
             port = \(GPSFake.freePort())
             """.write(toFile: dir + "/gate.toml", atomically: true, encoding: .utf8)
         let webPort = GPSFake.freePort()
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = ["run", "--config", dir + "/gate.toml", "--web-host", "127.0.0.1", "--web-port", String(webPort),
-                       "--ntp-port", "0", "--seconds", "300"]
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "JOURNAL_STREAM")
-        env.removeValue(forKey: "NOTIFY_SOCKET")
-        p.environment = env
-        let err = Pipe()
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = err
+        let (p, err) = try Self.run(config: dir + "/gate.toml", webPort: webPort)
         try p.run()
         defer { if p.isRunning { p.terminate() } }
         // Why 60 s: a bound for a loaded machine; it is about a second on an idle one.

@@ -279,10 +279,6 @@ struct SceneCamera: ApplianceCamera, ~Copyable {
     @Test("each area (GPS with the ski logger, rowing with four ergs, MQTT) started and stopped ten times: each is freed once stopped, and resident memory ends within a few MB of where it started")
     func areasOnAndOff() throws {
         let dir = StateDir()
-        func residentMB() -> Double {
-            let fields = ((try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "").split(separator: " ")
-            return fields.count > 1 ? (Double(fields[1]) ?? 0) * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576 : 0
-        }
         let store = try RunStore(directory: dir.path, logger: LocalRaceTests.log)
         let cues = FeedbackCues.cues()
         var mqtt = MQTTSettings()

@@ -16,6 +16,12 @@ import SQLiteStore
 import Testing
 import WebUI
 
+/// This process's resident memory, MB (`/proc/self/statm`).
+func residentMB() -> Double {
+    let fields = ((try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "").split(separator: " ")
+    return fields.count > 1 ? (Double(fields[1]) ?? 0) * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576 : 0
+}
+
 /// A fresh state directory, removed when the value is released.
 final class StateDir {
     let path = NSTemporaryDirectory() + "sprintgate-daemon-\(UUID().uuidString)"

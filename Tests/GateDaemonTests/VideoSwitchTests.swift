@@ -137,10 +137,6 @@ import WebUI
             loop.iterate(now: t)
             t = t + .seconds(1 / spec.fps)
         }
-        func residentMB() -> Double {
-            let fields = ((try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "").split(separator: " ")
-            return fields.count > 1 ? (Double(fields[1]) ?? 0) * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576 : 0
-        }
         var before = 0.0
         for round in 0 ..< 10 {
             #expect(web.bridge.send(.applySettings(EditableSettings(delayedVideo: true))))
