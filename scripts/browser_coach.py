@@ -283,7 +283,7 @@ if list(reversed(got))[:3] != ["Ben Sprinter", "Ana Runner", "Ben Sprinter"]:
     raise SystemExit(f"FAIL: the roster did not rotate Ben, Ana, Ben: {list(reversed(got))}")
 print("ok: roster: the session's athletes offered in running order; ticked Ben then Ana, the runs went Ben, Ana, Ben")
 js("document.getElementById('btn-clear-all').click()")
-until("/^Cleared: \\d+ runs? deleted/.test(document.getElementById('message').textContent)", "clear all did not say it cleared")
+until("/^Cleared: \\d+ runs? and \\d+ video sessions? deleted/.test(document.getElementById('message').textContent)", "clear all did not say it cleared")
 until("/^[0-9.]+ MB used · [0-9] runs? · [0-9] sessions? · 0 athletes · /.test(document.getElementById('storage').textContent)",
       "the Data section does not show the cleared store")
 until("document.getElementById('roster-line').textContent === ''", "the roster outlived clear all")

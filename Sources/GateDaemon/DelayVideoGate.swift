@@ -57,6 +57,8 @@ final class DelayVideoDesk: VideoDesk {
         return try desk("from") { () throws(ClipLibraryError) in try video.library.trim(id, from: from, to: to) }
     }
 
+    func deleteEndedSessions() -> Int { video.library.deleteSessions(except: video.status.session) }
+
     func delete(session id: String) throws(VideoDeskError) {
         if video.status.session == id {
             throw VideoDeskError(.conflict, field: "session", reason: "session \(id) is open: stop it first")

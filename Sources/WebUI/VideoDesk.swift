@@ -40,6 +40,8 @@ public protocol VideoDesk: Sendable {
                     arrowsPerEnd: Int) throws(VideoDeskError) -> ScoreCard
     /// Places, moves or takes back an arrow; returns the card.
     func changeScore(session id: String, _ change: ScoreChange) throws(VideoDeskError) -> ScoreCard
+    /// Deletes every session but the open one (which goes on); returns how many went.
+    func deleteEndedSessions() -> Int
 }
 
 /// A refused video request: what kind of refusal, the field and why.
@@ -61,8 +63,23 @@ public struct VideoDeskError: Error, Sendable, Hashable {
 /// Where the daemon plugs its delay mode in; empty on a gate without video.
 public final class VideoDeskSlot: Sendable {
     private let desk = Mutex<(any VideoDesk)?>(nil)
+    private let stored = Mutex<(@Sendable () -> Int)?>(nil)
     public init() {}
     public func connect(_ d: any VideoDesk) { desk.withLock { $0 = d } }
     public func disconnect() { desk.withLock { $0 = nil } }
     public var current: (any VideoDesk)? { desk.withLock { $0 } }
+    /// How the sessions kept on the gate are deleted while the delay mode is off (they stay
+    /// on the card when it is switched off). Returns how many went.
+    public func whenOff(deleteSessions: @escaping @Sendable () -> Int) { stored.withLock { $0 = deleteSessions } }
+
+    /// Deletes every video session on the gate but the one being recorded, whether the
+    /// delay mode is on or off; returns how many went.
+    public func deleteEndedSessions() -> Int {
+        // Why under the lock: switching the mode on while the stored sessions are deleted
+        // would open the library twice over the same folder.
+        desk.withLock { d in
+            if let d { return d.deleteEndedSessions() }
+            return stored.withLock { $0 }?() ?? 0
+        }
+    }
 }

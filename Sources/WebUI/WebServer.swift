@@ -438,15 +438,17 @@ public struct WebServer: Sendable {
         router.post("/api/clear-all") { request, context in
             let body = try await s.body(request, context)
             guard body["confirm"] as? String == "clear all" else {
-                throw APIError.invalid("confirm", "must be the text \"clear all\": every run, session, image, athlete and best is deleted")
+                throw APIError.invalid("confirm", "must be the text \"clear all\": every run, session, image, athlete and best, "
+                                       + "GPS run, ended ski track and erg session, and video session is deleted")
             }
             try s.requireBetweenRuns("clear the results after it")
             do {
                 let n = try s.book.clearAll()
-                s.logger.notice("all results cleared from the page: \(n) runs deleted")
                 s.hub.bookChanged()
                 s.forgetDeletedRunVideos()
-                return try s.json(["deletedRuns": n])
+                let videos = s.bridge.video.deleteEndedSessions()
+                s.logger.notice("all results cleared from the page: \(n) runs and \(videos) video sessions deleted")
+                return try s.json(["deletedRuns": n, "deletedVideoSessions": videos])
             } catch { throw apiError(error) }
         }
         router.delete("/api/results/:id") { request, context in

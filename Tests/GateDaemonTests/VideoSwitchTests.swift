@@ -83,6 +83,9 @@ import WebUI
         video.startSession()
         _ = waitFor { video.status.session != nil }
         let session = try #require(video.status.session)
+        // "Clear all" while the mode is on: the session being recorded goes on.
+        #expect(web.bridge.video.deleteEndedSessions() == 0)
+        #expect(video.library.sessions.map(\.id) == [session])
         // Off from the page: the loop lets go of the video, the session is closed.
         #expect(web.bridge.send(.applySettings(EditableSettings(delayedVideo: false))))
         step()
@@ -90,6 +93,12 @@ import WebUI
         #expect(web.bridge.video.current == nil && web.bridge.settings.current.delayedVideo == false)
         let library = try ClipLibrary(directory: dir.path + "/video")
         #expect(library.sessions.first { $0.id == session }?.endedAt != nil)
+        // "Clear all" while the mode is off: the sessions kept on the card go, folders too.
+        #expect(FileManager.default.fileExists(atPath: dir.path + "/video/" + session))
+        #expect(web.bridge.video.deleteEndedSessions() == 1)
+        #expect(try ClipLibrary(directory: dir.path + "/video").sessions.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/video/" + session))
+        #expect(web.bridge.video.deleteEndedSessions() == 0)
         for _ in 0..<5 { step() }
         // Kept for the next start: the page's choice wins over the settings file's.
         let kept = try #require(try PageSettingsFile.load(directory: dir.path))

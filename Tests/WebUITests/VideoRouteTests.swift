@@ -96,6 +96,13 @@ final class StandInVideoDesk: VideoDesk {
         try session(id)
         state.withLock { $0.sessionDeleted = true }
     }
+    func deleteEndedSessions() -> Int {
+        state.withLock { s in
+            guard s.open == nil, !s.sessionDeleted else { return 0 }
+            s.sessionDeleted = true
+            return 1
+        }
+    }
     func scoreCard(session id: String) throws(VideoDeskError) -> ScoreCard? {
         try session(id)
         return state.withLock { $0.card }
@@ -261,6 +268,13 @@ struct VideoRouteTests {
                 #expect(r.status == .ok && r.json["deleted"] as? Int == 2)
                 #expect(desk.state.withLock { $0.clips.map(\.id) } == ["s1-3"])
             }
+            // "Clear all" with the mode on: the desk deletes its ended sessions; the
+            // library is not opened a second time behind its back.
+            f.bridge.video.whenOff { Issue.record("the stored sessions were opened while the mode is on"); return 0 }
+            try await client.execute(uri: "/api/clear-all", method: .post, headers: pinHeader, body: body(#"{"confirm":"clear all"}"#)) { r in
+                #expect(r.status == .ok && r.json["deletedVideoSessions"] as? Int == 1)
+            }
+            try await client.execute(uri: "/api/video/sessions", method: .get) { r in #expect(r.status == .ok && r.jsonArray.isEmpty) }
         }
         #expect(WebServer.byteRange("bytes=5-", size: 10) == 5...9)
         #expect(WebServer.byteRange("bytes=5-100", size: 10) == 5...9)

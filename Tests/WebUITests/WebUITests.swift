@@ -612,10 +612,15 @@ import Testing
                 #expect(r.status == .conflict)
             }
             f.bridge.snapshot.update { $0.phase = "armed" }
+            // The delay mode is off: the video sessions kept on the card go too.
+            let videoClears = Mutex(0)
+            f.bridge.video.whenOff { videoClears.withLock { $0 += 1 }; return 3 }
             try await client.execute(uri: "/api/clear-all", method: .post, headers: pinHeader, body: body(#"{"confirm":"clear all"}"#)) { r in
                 #expect(r.status == .ok)
                 #expect(r.json["deletedRuns"] as? Int == 1)
+                #expect(r.json["deletedVideoSessions"] as? Int == 3)
             }
+            #expect(videoClears.withLock { $0 } == 1)
             let after = try await client.execute(uri: "/api/storage", method: .get) { r in r.json }
             #expect([after["runs"], after["sessions"], after["athletes"], after["images"]].map { $0 as? Int } == [0, 0, 0, 0])
             try await client.execute(uri: "/api/results", method: .get) { r in #expect(r.jsonArray.isEmpty) }

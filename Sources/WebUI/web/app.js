@@ -937,9 +937,13 @@ function wire() {
   };
   $("btn-clear-all").onclick = async () => {
     if (!state.pin) { say("Enter the gate's PIN first.", true); $("pin").focus(); return; }
-    if (!confirm("Delete every run, session, image, athlete and best on this gate? This cannot be undone.")) return;
+    if (!confirm("Delete every run, session, image, athlete and best on this gate, its GPS runs, ski days, erg sessions " +
+                 "and video sessions? This cannot be undone.")) return;
     const r = await control("POST", "/api/clear-all", { confirm: "clear all" }, "Cleared.");
-    if (r) { say("Cleared: " + count(r.deletedRuns, "run", "runs") + " deleted."); refreshLists(); loadAthletes(); }
+    if (r) {
+      say("Cleared: " + count(r.deletedRuns, "run", "runs") + " and " + count(r.deletedVideoSessions, "video session", "video sessions") + " deleted.");
+      refreshLists(); loadAthletes();
+    }
   };
 }
 
