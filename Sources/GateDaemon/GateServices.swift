@@ -120,8 +120,10 @@ public final class GateServices {
                     log.notice("race set the start type to \(type.rawValue)")
                 }
                 loop.command(.arm, now: now)
-            case .falseStartElsewhere:
+            case let .falseStartElsewhere(gate, reason):
                 loop.command(.falseStartElsewhere, now: now)
+                // After the command: the engine's re-arm must not take it off the board.
+                web?.showFalseStartElsewhere(gate: gate, reason: reason)
             case .reset:
                 loop.command(.reset, now: now)
             }

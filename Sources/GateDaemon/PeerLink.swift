@@ -231,8 +231,9 @@ public final class PeerLink {
     public enum EngineRequest: Equatable {
         /// Arm for the next run with this start type (the start gate: the race's type).
         case arm(StartType)
-        /// Another gate's false start voided the run: say so here.
-        case falseStartElsewhere
+        /// Another gate's false start voided the run: say so here (the gate's number, and why
+        /// in the engine's words).
+        case falseStartElsewhere(gate: String, reason: String)
         /// The host reset the session for the next run.
         case reset
     }
@@ -487,7 +488,10 @@ public final class PeerLink {
                                          media: p.media))
             case let .falseStart(gate, run, reason):
                 log.notice("race false start run=\(run) gate=\(gate.rawValue) reason=\(reason == .buttonReleased ? "button released early" : "movement after Set")")
-                if gate != race.me { engineRequests.append(.falseStartElsewhere) }
+                if gate != race.me {
+                    let why = reason == .buttonReleased ? FalseStartReason.buttonReleased : .movement
+                    engineRequests.append(.falseStartElsewhere(gate: "\(gate.rawValue)", reason: why.rawValue))
+                }
             }
         }
         actions.removeAll(keepingCapacity: true)

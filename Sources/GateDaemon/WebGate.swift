@@ -9,6 +9,7 @@ import Foundation
 public import GateCore
 import LinuxHardware
 import PhotoFinish
+import VideoService
 public import Logging
 public import WebUI
 
@@ -80,6 +81,14 @@ public final class WebGate: @unchecked Sendable {
         bookStoresRuns = book.storesRunsItself
         bridge.settings.publish(EditableSettings(), runningFPS: fps)
         publishConfig(config)
+        let videoDirectory = stateDirectory + "/video"
+        bridge.video.whenOff { [log] in
+            guard FileManager.default.fileExists(atPath: videoDirectory + "/sessions.sqlite") else { return 0 }
+            do { return try ClipLibrary(directory: videoDirectory).deleteSessions(except: nil) } catch {
+                log.error("the video sessions were not deleted: \(error)")
+                return 0
+            }
+        }
     }
 
     /// Starts the server on Hummingbird's threads; returns at once.
@@ -128,7 +137,10 @@ public final class WebGate: @unchecked Sendable {
                 bridge.snapshot.update {
                     $0.phase = name
                     $0.runStartMonoNs = start
-                    if name == "armed" { $0.falseStart = nil; $0.laps = l }
+                    // A false start stays on the board through the re-arm that follows it
+                    // (the engine arms again in the same step), until the next run begins
+                    // or the gate is reset.
+                    if name == "armed" { $0.laps = l } else { $0.falseStart = nil }
                 }
             case let .started(at, _), let .startCorrected(at):
                 bridge.snapshot.update { $0.runStartMonoNs = at.nanoseconds }
@@ -149,6 +161,11 @@ public final class WebGate: @unchecked Sendable {
         case .line, .deviceError, .statsLine:
             break
         }
+    }
+
+    /// Another gate's false start voided the race's run: the board says so, as for its own.
+    public func showFalseStartElsewhere(gate: String, reason: String) {
+        bridge.snapshot.update { $0.falseStart = "\(reason) (at gate \(gate))" }
     }
 
     /// Set while a race session runs (loop thread): the engine's own runs are not results.
