@@ -57,7 +57,7 @@ extension Appliance {
     func assemble<C: ApplianceCamera & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: ApplianceSound & ~Copyable>(
         _ loop: inout GateLoop<C, L, S>, base: ApplianceBase, epoll: borrowing EpollLoop, frame: CameraFrame?,
         now: MonotonicInstant) throws(ApplianceError) -> ApplianceParts {
-        let (storage, web, features) = (base.storage, base.web, base.features)
+        let (storage, web) = (base.storage, base.web)
         var keeper: CameraKeeper?
         var video: DelayVideoSwitch?
         if let frame {
@@ -82,7 +82,7 @@ extension Appliance {
         }
         let gateLog = Logger(label: "sprintgate.gate")
         services.install(on: &loop) { [unowned self] event in self.logEvent(event, gateLog) }
-        return ApplianceParts(storage: storage, web: web, features: features, services: services, video: video, keeper: keeper)
+        return ApplianceParts(base: base, services: services, video: video, keeper: keeper)
     }
 
     /// The page (nil with `webPort` 0, or when it cannot start: the gate then runs without it).

@@ -34,9 +34,11 @@ extension RecordingBeeper: ApplianceSound {
 /// Everything around the loop, started in order: storage, MQTT, the page, the camera's
 /// parts (with a frame), the areas, then the NTP server and the race link.
 public struct ApplianceParts {
-    public let storage: GateStorage
-    public let web: WebGate?
-    public let features: ApplianceFeatures
+    /// Storage, the page and the areas, started before the camera.
+    public let base: ApplianceBase
+    public var storage: GateStorage { base.storage }
+    public var web: WebGate? { base.web }
+    public var features: ApplianceFeatures { base.features }
     public let services: GateServices
     public let video: DelayVideoSwitch?
     /// The camera's keeper; nil on a board without a camera.
