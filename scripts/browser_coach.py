@@ -5,7 +5,7 @@
 # the page's Next run menu, as a coach does. Usage: browser_coach.py PORT CDP_PORT PIN_FILE
 import csv, io, json, os, sys, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_page, until as until_in, wait_http
+from cdp import open_page, sideways, until as until_in, wait_http
 
 port, cdp, pin_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 base = f"http://127.0.0.1:{port}"
@@ -51,6 +51,14 @@ def run_for(athlete):
     raise SystemExit(f"FAIL: no run was credited to {athlete['name']} within 30 s")
 
 first = run_for(ana)
+# The board says who just ran, under the clock.
+until(f"document.getElementById('who').textContent.includes('Just ran: Ana Runner {first['seconds']:.3f} s')",
+      "the board does not say Ana just ran")
+nxt = get_json("/api/live")["board"].get("nextAthlete")
+if nxt:
+    until(f"document.getElementById('who').textContent.startsWith('Next: ' + {json.dumps(nxt['name'])})",
+          "the board does not say who runs next")
+print("ok: the board says who runs next and who just ran:", js("document.getElementById('who').textContent"))
 # A first time over the course is a personal best: every phone toasts it.
 toast = until(f"!document.getElementById('toast').hidden && document.getElementById('toast').dataset.run === '{first['id']}' && "
               "document.getElementById('toast').textContent", "no PB toast for Ana's first run")
@@ -165,6 +173,19 @@ if [str(v["run"]["id"]) for v in js_rows] != shown.split(","):
 search(""); expect(all_runs, "cleared search")
 print(f"ok: history: {n_all} runs; week, month, dates, gates, distance, start type, fastest, oldest, most runs, "
       f"search by name, distance and date, and CSV/JSON export of the filter")
+
+# On a 360 px phone nothing is off-screen to the right: the history and the bests are cards,
+# every value of a run on screen with its column's name.
+c.call("Emulation.setDeviceMetricsOverride", width=360, height=800, deviceScaleFactor=2, mobile=True)
+time.sleep(0.5)
+wide = sideways(c)
+if wide:
+    raise SystemExit(f"FAIL: at 360 px the page scrolls sideways: {wide}")
+cells = js("[...document.querySelector('#history tbody tr').cells].map(td => [td.dataset.label || '', Math.round(td.getBoundingClientRect().right)])")
+if not any(label == "Time" for label, _ in cells) or any(right > 360 for _, right in cells):
+    raise SystemExit(f"FAIL: a run's values at 360 px: {cells}")
+print("ok: at 360 px nothing scrolls sideways; a run's card:", ", ".join(f"{l or 'buttons'} ≤ {r} px" for l, r in cells))
+c.call("Emulation.setDeviceMetricsOverride", width=412, height=1500, deviceScaleFactor=2, mobile=True)
 
 # Calculators: every converter mode on the page, with women's events and a bad entry.
 def calc(form, values):

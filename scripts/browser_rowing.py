@@ -94,9 +94,20 @@ js("window.prompt = () => 'Ada Lovelace'; document.querySelector('#erg-1 .who').
 until("document.querySelector('#erg-1 .who').textContent === 'Ada Lovelace'", "the athlete did not appear on erg 1's tile")
 print("ok: Ada Lovelace on erg 1")
 
-# 500 m on all ergs from the page.
-js("document.getElementById('r-kind').value = 'distance'; document.getElementById('r-kind').dispatchEvent(new Event('change'));"
+# 500 m on all ergs from the page. Every erg is mid-piece: the page asks first, and a "no"
+# sets nothing.
+before = js("document.getElementById('r-workout').textContent")
+js("window.asked = []; window.confirm = (m) => { asked.push(m); return false };"
+   "document.getElementById('r-kind').value = 'distance'; document.getElementById('r-kind').dispatchEvent(new Event('change'));"
    "document.getElementById('r-amount').value = '500'; document.getElementById('r-set').click()")
+time.sleep(1)
+asked = js("window.asked")
+if len(asked) != 1 or "ergs are rowing a piece" not in asked[0]:
+    raise SystemExit(f"FAIL: setting a workout over pieces in progress asked {asked}")
+if js("document.getElementById('r-workout').textContent") != before:
+    raise SystemExit("FAIL: a workout was set though the coach said no")
+print("ok: asked before ending the pieces in progress:", asked[0])
+js("window.confirm = (m) => { asked.push(m); return true }; document.getElementById('r-set').click()")
 until("/Set: 500 m on 8 of 8 ergs/.test(document.getElementById('r-workout').textContent)", "the workout was not taken by all 8 ergs")
 print("ok:", js("document.getElementById('r-workout').textContent"))
 until("parseFloat(document.querySelector('#erg-1 .distance').textContent) < 200", "erg 1 did not start the new piece", 15)

@@ -78,9 +78,13 @@ js("document.getElementById('message').textContent = ''; "
 until("document.getElementById('message').textContent === 'Video settings applied.'", "the delay of 2 s was not applied")
 print(f"ok: delay 3 s applied live ({lag:.2f} s behind), pre-roll 1.5 s, post-roll 1 s")
 
-# A mark, a stopped session, and the clip it makes.
-js("document.getElementById('v-mark').click()")
+# A mark, a stopped session, and the clip it makes. The confirmation shows where the coach
+# is looking: on screen beside the Mark button, wherever that is on the page.
+js("document.getElementById('v-mark').scrollIntoView({block: 'center'}); document.getElementById('v-mark').click()")
 until("document.getElementById('message').textContent === 'Marked.'", "the mark was not taken")
+box = js("(() => { const r = document.getElementById('message').getBoundingClientRect(); return [r.top, r.bottom, innerHeight]; })()")
+if not (0 <= box[0] and box[1] <= box[2]):
+    raise SystemExit(f"FAIL: the confirmation of the mark is off screen: {box}")
 js("document.getElementById('v-stop').click()")
 # After a session the scorer opens on its own; Skip closes it.
 until("document.getElementById('sc-dialog').open && !document.getElementById('sc-setup').hidden", "the scorer did not open after the session")

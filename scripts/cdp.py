@@ -154,3 +154,33 @@ def step_frames(c, gate):
     c.eval(f"[...document.querySelectorAll(\"{sec} button\")].find(b => b.textContent.includes('Later')).click()")
     until(c, f"{label} === {json.dumps(first)}", f"gate {gate}'s strip did not step back", 5)
     return f"frames: {first} (line at {left:.1f} %), then {before}"
+
+def tap(c, selector):
+    """Taps the element's centre with touch events, as a finger does (the page must have been
+    given touch with Emulation.setTouchEmulationEnabled); fails if it is not on screen."""
+    c.eval(f"document.querySelector({json.dumps(selector)}).scrollIntoView({{block: 'center'}})")
+    box = c.eval(f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect(); "
+                 "return r.width && r.height ? [r.left + r.width / 2, r.top + r.height / 2] : null; })()")
+    if not box:
+        raise SystemExit(f"FAIL: {selector} is not on screen to tap")
+    x, y = box
+    c.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": x, "y": y}])
+    c.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+
+def phone(c, width=360, height=800):
+    """Sizes the page as a phone of width x height CSS px with touch input."""
+    c.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=2, mobile=True)
+    c.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
+
+def screenshot(c, path):
+    """Saves what is on the phone's screen now as a PNG."""
+    img = c.call("Page.captureScreenshot", format="png")
+    open(path, "wb").write(base64.b64decode(img["data"]))
+
+def sideways(c):
+    """What scrolls sideways on the page as it is sized now: the page itself, or a box of its
+    own (a table in a .scroll-x). An empty list when nothing does."""
+    return c.eval("(() => { const out = []; const d = document.documentElement; "
+                  "if (d.scrollWidth > d.clientWidth) out.push('the page: ' + d.scrollWidth + ' px in ' + d.clientWidth); "
+                  "for (const b of document.querySelectorAll('.scroll-x')) if (b.offsetParent !== null && b.scrollWidth > b.clientWidth + 1) "
+                  "out.push((b.querySelector('[id]') || b).id + ': ' + b.scrollWidth + ' px in ' + b.clientWidth); return out; })()")

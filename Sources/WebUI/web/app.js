@@ -6,7 +6,16 @@ const state = { board: null, settings: null, recvAt: 0, nowMonoNs: 0, pin: local
 function count(n, one, many) { return n + " " + (n === 1 ? one : many); }
 function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
 function fmt(v, d) { return (v === null || v === undefined || !isFinite(v)) ? "—" : Number(v).toFixed(d); }
-function say(text, bad) { const m = $("message"); m.textContent = text; m.style.color = bad ? "var(--stop)" : ""; }
+// What an action did, at the bottom of the screen wherever the coach is on the page: a
+// confirmation goes after 8 s, an error stays until tapped.
+let sayTimer;
+function say(text, bad) {
+  const m = $("message");
+  m.textContent = text;
+  m.classList.toggle("bad", !!bad);
+  clearTimeout(sayTimer);
+  if (!bad) sayTimer = setTimeout(() => { if (m.textContent === text) m.textContent = ""; }, 8000);
+}
 
 async function api(method, path, body) {
   const headers = { "Accept": "application/json" };
@@ -86,6 +95,11 @@ function render() {
   for (const s of document.querySelectorAll(".camera-gate")) s.hidden = noCamera;
   $("phase").textContent = g.phase + " · " + g.startType + (g.preset ? " · " + g.preset : "");
   const cp = $("camera-problem"); cp.hidden = !g.camera.problem; cp.textContent = g.camera.problem || "";
+  // Who runs next and who just ran, under the clock where the coach looks.
+  const last = b.results[0], who = [];
+  if (b.nextAthlete) who.push("Next: " + b.nextAthlete.name);
+  if (last) who.push("Just ran: " + (last.run.athleteName || "no athlete") + " " + fmt(last.run.seconds, 3) + " s");
+  $("who").textContent = who.join(" · ");
   const fs = $("false-start"); fs.hidden = !g.falseStart; fs.textContent = g.falseStart ? "False start: " + g.falseStart : "";
   const chips = $("status-chips"); chips.replaceChildren();
   chips.append(g.gate.ready ? chip("ready", "ok") : chip("no athlete", ""));
@@ -900,7 +914,12 @@ function wire() {
   $("btn-start").onclick = () => control("POST", "/api/start", undefined, "Starting.");
   $("btn-pause").onclick = () => control("POST", "/api/pause", undefined, "Gates paused: crossings are not timed.");
   $("btn-resume").onclick = () => control("POST", "/api/resume", undefined, "Gates timing again.");
-  $("btn-reset").onclick = () => control("POST", "/api/reset", undefined, "Reset.");
+  $("btn-reset").onclick = () => {
+    // Reset stops a run in progress untimed: ask first; between runs it asks nothing.
+    const phase = state.board ? state.board.gate.phase : "";
+    if (["holding", "starting", "in-frame", "running"].includes(phase) && !confirm("A run is in progress: reset stops it, untimed. Reset?")) return;
+    control("POST", "/api/reset", undefined, "Reset.");
+  };
   // The quick menus change the same settings as the form: applied and kept.
   $("sel-start").onchange = (e) => control("PUT", "/api/settings", { startType: e.target.value }, "Start type set.");
   $("sel-preset").onchange = (e) => { if (e.target.value) control("PUT", "/api/settings", { preset: e.target.value }, "Preset set."); };
@@ -1013,6 +1032,23 @@ window.SprintGateCalc = async function () {
     return t;
   });
 };
+
+// Each cell of a card table gets its column's name (shown before the value on a phone).
+function labelCards(table) {
+  const names = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+  for (const tr of table.querySelectorAll("tbody tr")) {
+    // A message across the row ("No runs.") has no column.
+    [...tr.children].forEach((td, i) => { if (td.colSpan === 1 && names[i] && td.dataset.label !== names[i]) td.dataset.label = names[i]; });
+  }
+}
+
+window.addEventListener("DOMContentLoaded", () => {
+  $("message").onclick = () => { $("message").textContent = ""; };
+  for (const t of document.querySelectorAll("table.cards")) {
+    labelCards(t);
+    new MutationObserver(() => labelCards(t)).observe(t.querySelector("tbody"), { childList: true, subtree: true });
+  }
+});
 
 window.addEventListener("DOMContentLoaded", async () => {
   wire(); setPin(state.pin);

@@ -226,6 +226,9 @@ window.addEventListener("DOMContentLoaded", async () => {
   $("r-kind").onchange = workoutForm;
   workoutForm();
   $("r-set").onclick = async () => {
+    // A new workout ends the piece an erg is rowing: ask first (a second press would cut every piece short).
+    const mid = (rowing.live ? rowing.live.board.tiles : []).filter((t) => t.connected && !t.finished && (t.distance > 0 || t.elapsed > 0));
+    if (mid.length && !confirm(count(mid.length, "erg is", "ergs are") + " rowing a piece; the new workout ends it there. Set it anyway?")) return;
     const r = await control("POST", "/api/rowing/workout", workoutBody());
     if (r) say("Set on " + r.filter((p) => p.accepted).length + " of " + r.length + " ergs" +
                r.filter((p) => !p.accepted).map((p) => "; " + p.name + ": " + p.problem).join(""), r.some((p) => !p.accepted));
