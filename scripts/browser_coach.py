@@ -185,6 +185,13 @@ cells = js("[...document.querySelector('#history tbody tr').cells].map(td => [td
 if not any(label == "Time" for label, _ in cells) or any(right > 360 for _, right in cells):
     raise SystemExit(f"FAIL: a run's values at 360 px: {cells}")
 print("ok: at 360 px nothing scrolls sideways; a run's card:", ", ".join(f"{l or 'buttons'} ≤ {r} px" for l, r in cells))
+# A laptop's window, 1280 x 800: nothing scrolls sideways there either.
+c.call("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
+time.sleep(0.5)
+wide = sideways(c)
+if wide:
+    raise SystemExit(f"FAIL: at 1280 px the page scrolls sideways: {wide}")
+print("ok: at 1280 x 800 nothing scrolls sideways either")
 c.call("Emulation.setDeviceMetricsOverride", width=412, height=1500, deviceScaleFactor=2, mobile=True)
 
 # Calculators: every converter mode on the page, with women's events and a bad entry.
