@@ -68,7 +68,8 @@ extension Appliance {
             web?.cameraReady(settings, mode: "\(frame.width)x\(frame.height)", frameWidth: frame.width, movedOnPage: frame.movedOnPage)
             _ = web?.installCameraView(on: &loop, width: frame.width, height: frame.height, fps: Double(frame.config.fps), gateX: gateX)
             web?.setExposure(loop.camera.exposure)
-            web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? Double(frame.config.fps))
+            web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? Double(frame.config.fps),
+                              offered: loop.camera.offeredRates)
             keeper = CameraKeeper(config: frame.config, thermalZone: settings.board.thermalZone, web: web, now: now, log: log)
             video = try delayVideo(&loop, web: web, storage: storage, frame: frame)
         }

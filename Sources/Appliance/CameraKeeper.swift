@@ -144,7 +144,7 @@ public final class CameraKeeper {
             reopens += 1
             log.notice("camera back")
             web?.cameraProblem(nil)
-            web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? loop.camera.request.fps)
+            web?.cameraOpened(&loop, fps: loop.camera.mode?.intervals.first?.fps ?? loop.camera.request.fps, offered: loop.camera.offeredRates)
         } catch {
             backoff.failed(at: now)
         }

@@ -18,6 +18,8 @@ public protocol ApplianceCamera: FrameSource, ~Copyable {
     var framesDelivered: UInt64 { get }
     /// The exposure it reports, when it says.
     var exposure: Span? { get }
+    /// The whole frame rates it offers, slowest first (the page's menu); empty when unknown.
+    var offeredRates: [Int] { get }
     /// Marks the camera silent when no frame came for longer than its frame period allows.
     mutating func checkSignal(now: MonotonicInstant)
 }
@@ -41,6 +43,7 @@ public struct NoCamera: ApplianceCamera {
     public var lastFrameAt: MonotonicInstant? { nil }
     public var framesDelivered: UInt64 { 0 }
     public var exposure: Span? { nil }
+    public var offeredRates: [Int] { [] }
 
     public init() {}
 

@@ -354,8 +354,9 @@ public final class WebGate: @unchecked Sendable {
     /// Loop thread, after the camera (re)opened at `fps` frames per second: the photo
     /// finish's ring and the camera view's bands are sized for that rate, and the page
     /// shows the rate the camera runs at.
+    /// `offered`: the whole rates the camera offers (the page's frame-rate menu), when known.
     public func cameraOpened<C: FrameSource & ~Copyable, L: LineInputs & LineOutputs & ~Copyable, S: Beeper & ~Copyable>(
-        _ loop: inout GateLoop<C, L, S>, fps actual: Double) {
+        _ loop: inout GateLoop<C, L, S>, fps actual: Double, offered: [Int] = []) {
         guard actual.isFinite, actual > 0 else { return }
         // A run in progress keeps its ring (a new one would lose the frames a crossing
         // reported soon may need); the next reopen between runs resizes it.
@@ -366,8 +367,9 @@ public final class WebGate: @unchecked Sendable {
         }
         cameraView?.preview.setBands(FramePreview.bands(fps: actual))
         let rate = Int(actual.rounded())
-        if bridge.settings.runningFPS != rate {
-            bridge.settings.publish(bridge.settings.current, runningFPS: rate)
+        let rates = offered.isEmpty ? nil : offered
+        if bridge.settings.runningFPS != rate || (rates != nil && rates != bridge.settings.frameRates) {
+            bridge.settings.publish(bridge.settings.current, runningFPS: rate, cameraRates: rates)
             settingsShown()
         }
     }

@@ -99,6 +99,18 @@ extension V4L2FrameSource {
     /// Rates within this fraction of the requested one count as exact (59.94 for 60).
     static let fpsTolerance = 0.01
 
+    /// The whole frame rates `choose(modes:request:)` can reach exactly in an accepted
+    /// format, at any size, slowest first: what a coach can pick for this camera. Pure.
+    public static func offeredRates(modes: [CameraMode], formats: [PixelFormat]) -> [Int] {
+        var rates = Set<Int>()
+        for mode in modes where formats.contains(mode.format) {
+            for interval in mode.intervals where interval.fps.isFinite && interval.fps >= 1 {
+                rates.insert(Int(interval.fps.rounded()))
+            }
+        }
+        return rates.sorted()
+    }
+
     /// The mode to stream for `request`, or nil when no mode has an accepted format.
     ///
     /// In order: a rate equal to the request (within 1 %), else the slowest faster rate,

@@ -52,6 +52,9 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
     public private(set) var stats = CameraStats()
     /// The mode streaming now (the driver's actual size and rate), nil while closed.
     public private(set) var mode: CameraMode?
+    /// The whole frame rates the camera offers in an accepted format, slowest first, as
+    /// enumerated at the last open (`offeredRates(modes:formats:)`); empty before it.
+    public private(set) var offeredRates: [Int] = []
     /// The exposure the camera reports using, nil when it does not say (automatic
     /// exposure, no exposure control).
     public private(set) var exposure: Span?
@@ -287,6 +290,7 @@ public struct V4L2FrameSource: FrameSource, ~Copyable {
                               detail: "\(cap.card) (\(cap.driver)) is not a streaming video capture device")
         }
         let modes = try V4L2.modes(fd, path)
+        offeredRates = Self.offeredRates(modes: modes, formats: request.formats)
         guard let chosen = Self.choose(modes: modes, request: request) else {
             throw DeviceError(operation: "choose mode", errno: 0, path: path,
                               detail: "no mode in an accepted format (\(request.formats.map(\.description).joined(separator: ", "))); "

@@ -66,14 +66,19 @@ public struct EditableSettings: Sendable, Hashable, Codable {
     public static let setPauseRange: ClosedRange<Double> = 0.5...5
     public static let startSounds = ["beep", "gunshot", "whistle"]
     public static let speedUnits = ["m/s", "km/h", "mph"]
+    /// The rates offered while the camera's own are not known (not open yet, or a stand-in).
     public static let frameRates = [30, 60, 90, 120]
+    /// Rates a settings file may hold: the camera at the next start takes the closest it has.
+    public static let anyFrameRate = 1...300
     public static let minHeightRange: ClosedRange<Double> = 0.1...1
 
     /// The first field that is wrong, with what it should be; nil when every given field
     /// is acceptable. `startTypes` and `presets` are what the gate knows, `distances` the
     /// distances each preset offers, and `currentPreset` the one a distance alone is for.
+    /// `frameRates`: the rates the page offers (the camera's own, or `frameRates`); nil
+    /// takes any whole rate in `anyFrameRate` (a settings file read before the camera opens).
     public func problem(startTypes: [String], presets: [String], distances: [String: [Double]] = [:],
-                        currentPreset: String? = nil) -> (field: String, reason: String)? {
+                        currentPreset: String? = nil, frameRates: [Int]? = nil) -> (field: String, reason: String)? {
         if let p = preset, !presets.contains(p) { return ("preset", "unknown preset '\(p)'") }
         if let d = distance {
             guard let id = preset ?? currentPreset else { return ("distance", "choose a preset that offers distances first") }
@@ -93,7 +98,12 @@ public struct EditableSettings: Sendable, Hashable, Codable {
         }
         if let s = startSound, !Self.startSounds.contains(s) { return ("startSound", "one of \(Self.startSounds.joined(separator: ", "))") }
         if let u = speedUnit, !Self.speedUnits.contains(u) { return ("speedUnit", "one of \(Self.speedUnits.joined(separator: ", "))") }
-        if let f = fps, !Self.frameRates.contains(f) { return ("fps", "one of \(Self.frameRates.map(String.init).joined(separator: ", ")) frames per second") }
+        if let f = fps, let rates = frameRates, !rates.contains(f) {
+            return ("fps", "one of \(rates.map(String.init).joined(separator: ", ")) frames per second")
+        }
+        if let f = fps, frameRates == nil, !Self.anyFrameRate.contains(f) {
+            return ("fps", "a whole number of frames per second within \(Self.anyFrameRate.lowerBound)...\(Self.anyFrameRate.upperBound)")
+        }
         if let h = minHeight, !(h.isFinite && Self.minHeightRange.contains(h)) {
             return ("minHeight", "a fraction of the frame height within \(Self.minHeightRange.lowerBound)...\(Self.minHeightRange.upperBound)")
         }
@@ -156,14 +166,21 @@ public struct EditableSettings: Sendable, Hashable, Codable {
 /// What the page shows as the settings now: the loop publishes them (on change), the web
 /// side reads them; `runningFPS` is the camera's rate as opened.
 public final class SettingsCell: Sendable {
-    private let state = Mutex<(settings: EditableSettings, runningFPS: Int?)>((EditableSettings(), nil))
+    private let state = Mutex<(settings: EditableSettings, runningFPS: Int?, cameraRates: [Int])>((EditableSettings(), nil, []))
     public init() {}
-    public func publish(_ s: EditableSettings, runningFPS: Int? = nil) {
+    /// `cameraRates`: the whole rates the camera offers, when it says (kept until it says again).
+    public func publish(_ s: EditableSettings, runningFPS: Int? = nil, cameraRates: [Int]? = nil) {
         state.withLock { st in
             st.settings = s
             if let f = runningFPS { st.runningFPS = f }
+            if let r = cameraRates, !r.isEmpty { st.cameraRates = r }
         }
     }
     public var current: EditableSettings { state.withLock { $0.settings } }
     public var runningFPS: Int? { state.withLock { $0.runningFPS } }
+    /// The rates the page's menu offers: the camera's own once it said, else `EditableSettings.frameRates`.
+    public var frameRates: [Int] { state.withLock { $0.cameraRates.isEmpty ? EditableSettings.frameRates : $0.cameraRates } }
+    /// The rates a change may ask for: the camera's own and `EditableSettings.frameRates`
+    /// (a camera that cannot give one runs at its closest, and the page says so).
+    public var acceptedRates: [Int] { state.withLock { Array(Set($0.cameraRates + EditableSettings.frameRates)).sorted() } }
 }

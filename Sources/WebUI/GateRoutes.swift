@@ -20,6 +20,7 @@ extension WebServer {
             var v = s.settings
             v.editable = s.bridge.settings.current
             v.runningFPS = s.bridge.settings.runningFPS
+            v.frameRates = s.bridge.settings.frameRates
             return try s.json(v)
         }
         // The camera view: each request keeps pictures coming for two seconds; the page
@@ -89,7 +90,7 @@ extension WebServer {
             let change = try EditableSettings.decode(try await s.body(request, context))
             if let p = change.problem(startTypes: s.settings.startTypes, presets: s.settings.presets.map(\.id),
                                       distances: Dictionary(uniqueKeysWithValues: s.settings.presets.map { ($0.id, $0.distances) }),
-                                      currentPreset: s.bridge.settings.current.preset) {
+                                      currentPreset: s.bridge.settings.current.preset, frameRates: s.bridge.settings.acceptedRates) {
                 throw APIError.invalid(p.field, p.reason)
             }
             try s.requireBetweenRuns("change the settings after it")

@@ -42,6 +42,9 @@ public struct WebSettings: Sendable, Hashable, Codable {
     public var editable: EditableSettings?
     /// The camera's frame rate as opened; a different `editable.fps` waits for a restart.
     public var runningFPS: Int?
+    /// The frame rates the page's menu offers: the camera's own, once it opened and said
+    /// (`GET /api/settings` only).
+    public var frameRates: [Int]?
 
     public init(gateName: String, startTypes: [String], presets: [PresetInfo], speedUnit: String,
                 details: [String: String] = [:]) {

@@ -58,6 +58,8 @@ struct SceneCamera: ApplianceCamera, ~Copyable {
 
     var fileDescriptor: Int32 { state == .streaming ? device : -1 }
     var exposure: Span? { nil }
+    /// As a webcam lists them: its rates at every size, 25 and 50 among them.
+    var offeredRates: [Int] { state == .streaming ? [25, 30, 50, 60] : [] }
     var mode: CameraMode? {
         state == .streaming ? CameraMode(format: .gray8, width: spec.width, height: spec.height, intervals: [FrameInterval(fps: Int(spec.fps))]) : nil
     }
@@ -227,16 +229,21 @@ struct SceneCamera: ApplianceCamera, ~Copyable {
         for t in times { #expect(abs(t - 2.7) < 0.05, "\(times)") }
     }
 
-    @Test("the SoC at 80 °C steps the camera from 60 to 30 fps (closed and reopened at it); a rate chosen between runs reopens it at that rate")
+    @Test("the SoC at 80 °C steps the camera from 60 to 30 fps (closed and reopened at it); a rate chosen between runs reopens it at that rate; the page offers the camera's own rates")
     func thermalAndFrameRate() throws {
         let dir = StateDir()
         let zone = dir.path + "/temp"
         try "50000\n".write(toFile: zone, atomically: true, encoding: .utf8)
         let settings = try Self.settings(dir, thermal: zone, body: "[camera]\nfps = 60\n")
         let t0 = MonotonicInstant(nanoseconds: 5_000_000_000)
-        let a = try Self.start(settings, t0: t0)
+        var options = Self.options()
+        options.webHost = "127.0.0.1"
+        options.webPort = Self.closedPort()
+        let a = try Self.start(settings, t0: t0, options: options)
         Self.steps(a, from: t0, to: t0 + .seconds(6))
         #expect(a.loop.camera.request.fps == 60)
+        let page = try #require(a.parts.web)
+        #expect(page.bridge.settings.frameRates == [25, 30, 50, 60] && page.bridge.settings.runningFPS == 60)
         try "80000\n".write(toFile: zone, atomically: true, encoding: .utf8)
         Self.steps(a, from: t0 + .seconds(6), to: t0 + .seconds(12))
         let keeper = try #require(a.parts.keeper)
@@ -247,6 +254,7 @@ struct SceneCamera: ApplianceCamera, ~Copyable {
         Self.steps(a, from: t0 + .seconds(12), to: t0 + .seconds(14))
         #expect(a.loop.camera.request.fps == 60)
         #expect(keeper.reopens == 2 && a.loop.camera.state == .streaming)
+        #expect(page.bridge.settings.frameRates == [25, 30, 50, 60], "the rates the camera offers, after each reopen")
         a.stop()
     }
 

@@ -22,6 +22,23 @@ import Testing
         #expect(V4L2FrameSource.choose(modes: modes, request: CameraRequest())?.intervals.count == 1)
     }
 
+    @Test("the rates a coach can pick: every whole rate of an accepted format, at any size, once, slowest first")
+    func offeredRates() {
+        // A UVC webcam: YUYV to 30 fps, MJPG to 120 at a smaller size; a format the gate does
+        // not read (H.264) offers nothing.
+        let modes = [mode(.yuyv, 640, 480, [30, 25, 15]), mode(.mjpeg, 320, 240, [120, 60, 30]),
+                     CameraMode(format: .yuyv, width: 1280, height: 720, intervals: [FrameInterval(numerator: 1001, denominator: 60000)])]
+        #expect(V4L2FrameSource.offeredRates(modes: modes, formats: [.gray8, .yuyv, .mjpeg]) == [15, 25, 30, 60, 120])
+        #expect(V4L2FrameSource.offeredRates(modes: modes, formats: [.yuyv]) == [15, 25, 30, 60])
+        #expect(V4L2FrameSource.offeredRates(modes: modes, formats: [.nv12]).isEmpty)
+        // Each offered rate is one `choose` streams exactly.
+        for rate in V4L2FrameSource.offeredRates(modes: modes, formats: CameraRequest().formats) {
+            var r = CameraRequest()
+            r.fps = Double(rate)
+            #expect(abs((V4L2FrameSource.choose(modes: modes, request: r)?.intervals[0].fps ?? 0) - Double(rate)) <= Double(rate) * 0.01)
+        }
+    }
+
     @Test func fasterRateWhenExactMissingSlowestFirst() throws {
         let modes = [mode(.yuyv, 640, 480, [30]), mode(.yuyv, 640, 480, [120, 90])]
         #expect(try #require(pick(modes)) == ("YUYV", 640, 480, 90))

@@ -84,6 +84,10 @@ extension RigDevices {
             defer { cam.close() }
             #expect(cam.state == .streaming)
             #expect(cam.mode?.format == .gray8 && cam.mode?.width == Self.width && cam.mode?.height == Self.height)
+            // The page's frame-rate menu: the rates vivid offers in GREY, the opened one among them.
+            print("vivid offers in GREY: \(cam.offeredRates) fps")
+            #expect(cam.offeredRates.contains(Int((cam.mode?.intervals.first?.fps ?? 0).rounded())) && cam.offeredRates == cam.offeredRates.sorted(),
+                    "\(cam.offeredRates)")
             // vivid has no exposure controls: a warning, not a failure.
             #expect(cam.warnings.contains { $0.contains("no manual exposure control") }, "\(cam.warnings)")
 

@@ -278,6 +278,11 @@ extension RigDevices {
             let running = settings?["runningFPS"] as? Int
             #expect(running == 30 || (running == 60 && r.out.contains("camera runs at 59.94 fps instead of the requested 30 fps")),
                     "runningFPS \(String(describing: running))")
+            // The menu offers what vivid itself lists (59.94 fps at every size of its HDMI
+            // input), not a fixed list.
+            let rates = settings?["frameRates"] as? [Int] ?? []
+            print("the page's frame-rate menu for vivid: \(rates)")
+            #expect(!rates.isEmpty && rates.contains(running ?? -1), "frameRates \(rates)")
         }
 
         /// A camera that fails for good (every DQBUF returns EIO, as when a USB camera

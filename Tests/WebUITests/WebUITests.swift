@@ -440,6 +440,21 @@ import Testing
                 #expect(r.status == .accepted, "\(r.text)")
             }
             #expect(f.bridge.commands.pop() == .applySettings(EditableSettings(distance: 30)))
+            // Until the camera says, the menu offers 30, 60, 90 and 120; then its own rates.
+            try await client.execute(uri: "/api/settings", method: .get) { r in
+                #expect(r.json["frameRates"] as? [Int] == [30, 60, 90, 120])
+            }
+            f.bridge.settings.publish(f.bridge.settings.current, runningFPS: 30, cameraRates: [15, 25, 30])
+            try await client.execute(uri: "/api/settings", method: .get) { r in
+                #expect(r.json["frameRates"] as? [Int] == [15, 25, 30])
+            }
+            try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader, body: body(#"{"fps":25}"#)) { r in
+                #expect(r.status == .accepted, "\(r.text)")
+            }
+            #expect(f.bridge.commands.pop() == .applySettings(EditableSettings(fps: 25)))
+            try await client.execute(uri: "/api/settings", method: .put, headers: pinHeader, body: body(#"{"fps":45}"#)) { r in
+                #expect(r.status == .badRequest && r.errorField == "fps" && r.text.contains("15, 25, 30, 60, 90, 120"), "\(r.text)")
+            }
         }
     }
 

@@ -714,6 +714,10 @@ function fillSettingsForm(s) {
   $("set-set-min").value = e.setPause.min; $("set-set-max").value = e.setPause.max;
   $("set-led").checked = e.crossingLED; $("set-buzzer").checked = e.buzzer; $("set-beep").checked = e.crossingSound; $("set-spoken").checked = e.spokenTime;
   $("set-rearm").checked = e.rearm !== false;
+  // The frame rates this camera offers (30, 60, 90, 120 until it says), and the one kept.
+  const rates = (s.frameRates && s.frameRates.length ? s.frameRates : [30, 60, 90, 120]).slice();
+  if (e.fps && !rates.includes(e.fps)) rates.push(e.fps);
+  $("set-fps").replaceChildren(...rates.sort((a, b) => a - b).map((r) => new Option(String(r), String(r))));
   $("set-unit").value = e.speedUnit; $("set-fps").value = String(e.fps); $("set-body").value = String(Math.round(e.minHeight * 1000) / 10);
   // A gate that can run the delay mode says whether it does.
   $("set-video-row").hidden = e.delayedVideo === undefined || e.delayedVideo === null;
