@@ -60,7 +60,7 @@ public struct CameraRequest: Sendable, Hashable {
     /// Wanted size in pixels.
     public var width: Int
     public var height: Int
-    /// Wanted frames per second: 30, 60 (default), 90 or 120.
+    /// Wanted frames per second (default 60); the camera streams its closest (`choose`).
     public var fps: Double
     /// Formats the gate accepts, any order; the preference among them is fixed
     /// (`V4L2FrameSource.formatPreference`).
