@@ -15,9 +15,10 @@ public struct ThermalGovernor: Sendable, Hashable {
     public private(set) var index: Int
     private var coolSince: Double?
 
-    /// Starts at `fps` (the configured rate), which is also the ceiling.
+    /// Starts at `fps` (the configured rate, or one the camera offers: 50, 25 …), which is
+    /// also the ceiling; steps down through 90, 60 and 30 below it.
     public init(fps: Int, hot: Double = 75, cool: Double = 65, coolFor: Double = 60) {
-        steps = [120, 90, 60, 30].filter { $0 <= fps }.isEmpty ? [fps] : [120, 90, 60, 30].filter { $0 <= fps }
+        steps = [fps] + [90, 60, 30].filter { $0 < fps }
         self.hot = hot
         self.cool = cool
         self.coolFor = coolFor

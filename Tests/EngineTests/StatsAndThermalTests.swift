@@ -47,6 +47,13 @@ struct StatsAndThermalTests {
         #expect(slow.steps == [60, 30])
         #expect(slow.update(celsius: 90, at: 0) == 30)
         #expect(slow.update(celsius: 90, at: 1) == nil)
+        // A rate a camera offers outside 30/60/90/120 is the ceiling it comes back to, and
+        // still steps down when hot.
+        var webcam = ThermalGovernor(fps: 50)
+        #expect(webcam.steps == [50, 30] && webcam.fps == 50)
+        #expect(webcam.update(celsius: 80, at: 0) == 30)
+        #expect(webcam.update(celsius: 60, at: 5) == nil && webcam.update(celsius: 60, at: 65) == 50)
+        #expect(ThermalGovernor(fps: 100).steps == [100, 90, 60, 30] && ThermalGovernor(fps: 25).steps == [25])
         #expect(ThermalGovernor.parseThermalZone("54530\n") == 54.53)
         #expect(ThermalGovernor.parseThermalZone("hot") == nil)
     }
