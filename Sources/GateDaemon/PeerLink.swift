@@ -326,7 +326,7 @@ public final class PeerLink {
                 race.localStart(startMono: peerNow(at), uncertainty: Self.startUncertainty(lastStartType, refined: true),
                                 startType: Self.raceStartType(lastStartType), now: peerNow(now), into: &actions)
             case let .falseStart(reason, at):
-                race.localFalseStart(reason == .buttonReleased ? .buttonReleased : .movement, atMono: peerNow(at),
+                race.localFalseStart(FalseStartCause(reason), atMono: peerNow(at),
                                      now: peerNow(now), into: &actions)
             default:
                 break
@@ -489,8 +489,7 @@ public final class PeerLink {
             case let .falseStart(gate, run, reason):
                 log.notice("race false start run=\(run) gate=\(gate.rawValue) reason=\(reason == .buttonReleased ? "button released early" : "movement after Set")")
                 if gate != race.me {
-                    let why = reason == .buttonReleased ? FalseStartReason.buttonReleased : .movement
-                    engineRequests.append(.falseStartElsewhere(gate: "\(gate.rawValue)", reason: why.rawValue))
+                    engineRequests.append(.falseStartElsewhere(gate: "\(gate.rawValue)", reason: FalseStartReason(reason).rawValue))
                 }
             }
         }
@@ -676,5 +675,24 @@ public enum PeerIdentity {
             log.warning("cannot save the boot epoch in \(path): \(error.localizedDescription)")
         }
         return epoch
+    }
+}
+
+/// The engine's false-start reasons and the race wire's causes, one for one.
+extension FalseStartCause {
+    init(_ reason: FalseStartReason) {
+        switch reason {
+        case .buttonReleased: self = .buttonReleased
+        case .movement: self = .movement
+        }
+    }
+}
+
+extension FalseStartReason {
+    init(_ cause: FalseStartCause) {
+        switch cause {
+        case .buttonReleased: self = .buttonReleased
+        case .movement: self = .movement
+        }
     }
 }

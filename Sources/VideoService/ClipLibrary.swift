@@ -311,23 +311,12 @@ public final class ClipLibrary: Sendable {
         }
     }
 
-    /// Deletes every session but `open` (the one being recorded, which goes on): clips,
-    /// scores and folders. Returns how many sessions went. A folder that cannot be removed
-    /// only takes space; a row that cannot be deleted keeps its session listed.
+    /// Deletes every session but `open` (the one being recorded, which goes on), each as
+    /// `deleteSession` does. Returns how many sessions went; one whose row cannot be
+    /// deleted stays listed.
     @discardableResult
     public func deleteSessions(except open: String?) -> Int {
-        state.withLock { held in
-            var deleted = 0
-            held.sessions.removeAll { r in
-                guard r.id != open, (try? store.delete(r.id)) != nil else { return false }
-                try? FileManager.default.removeItem(atPath: sessionDirectory(r.id))
-                for c in r.clips { held.fileBytes[c.id] = nil }
-                held.cards[r.id] = nil
-                deleted += 1
-                return true
-            }
-            return deleted
-        }
+        sessions.filter { $0.id != open }.reduce(0) { n, r in (try? deleteSession(r.id)) != nil ? n + 1 : n }
     }
 
     /// Bytes the clips and thumbnails take on disk (as measured when each was saved).

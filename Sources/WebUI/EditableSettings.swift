@@ -98,11 +98,12 @@ public struct EditableSettings: Sendable, Hashable, Codable {
         }
         if let s = startSound, !Self.startSounds.contains(s) { return ("startSound", "one of \(Self.startSounds.joined(separator: ", "))") }
         if let u = speedUnit, !Self.speedUnits.contains(u) { return ("speedUnit", "one of \(Self.speedUnits.joined(separator: ", "))") }
-        if let f = fps, let rates = frameRates, !rates.contains(f) {
-            return ("fps", "one of \(rates.map(String.init).joined(separator: ", ")) frames per second")
-        }
-        if let f = fps, frameRates == nil, !Self.anyFrameRate.contains(f) {
-            return ("fps", "a whole number of frames per second within \(Self.anyFrameRate.lowerBound)...\(Self.anyFrameRate.upperBound)")
+        if let f = fps {
+            if let rates = frameRates {
+                if !rates.contains(f) { return ("fps", "one of \(rates.map(String.init).joined(separator: ", ")) frames per second") }
+            } else if !Self.anyFrameRate.contains(f) {
+                return ("fps", "a whole number of frames per second within \(Self.anyFrameRate.lowerBound)...\(Self.anyFrameRate.upperBound)")
+            }
         }
         if let h = minHeight, !(h.isFinite && Self.minHeightRange.contains(h)) {
             return ("minHeight", "a fraction of the frame height within \(Self.minHeightRange.lowerBound)...\(Self.minHeightRange.upperBound)")
