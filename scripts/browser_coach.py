@@ -5,7 +5,7 @@
 # the page's Next run menu, as a coach does. Usage: browser_coach.py PORT CDP_PORT PIN_FILE
 import csv, io, json, os, sys, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_page, sideways, until as until_in, wait_http
+from cdp import open_page, save_settings, sideways, until as until_in, wait_http
 
 port, cdp, pin_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 base = f"http://127.0.0.1:{port}"
@@ -332,8 +332,7 @@ def form(values):
             js(f"document.getElementById({json.dumps(k)}).value = {json.dumps(v)}")
 until("!!document.getElementById('set-start').value", "the settings form is empty")
 form({"set-marks-min": "2", "set-marks-max": "6"})
-js("document.getElementById('message').textContent = ''; document.getElementById('set-save').click()")
-refused = until("document.getElementById('message').textContent", "a pause of 2 s was not refused")
+refused = save_settings(c)
 if not refused.startswith("marksPause"):
     raise SystemExit(f"FAIL: a 2 s marks pause is not refused by name: {refused!r}")
 # The flying sprint preset offers its distances (10, 20, 30 m); a preset of one distance none.
@@ -347,9 +346,9 @@ if offered != "10 m, 20 m, 30 m":
     raise SystemExit(f"FAIL: the flying sprint offers {offered!r}, not 10, 20 and 30 m")
 form({"set-distance": "20", "set-start": "countdown", "set-marks-min": "4", "set-marks-max": "6", "set-set-min": "1", "set-set-max": "1.5",
       "set-sound": "whistle", "set-buzzer": False, "set-beep": True, "set-unit": "km/h", "set-fps": "60", "set-body": "40"})
-js("document.getElementById('message').textContent = ''; document.getElementById('set-save').click()")
-said = until("/^Settings saved and applied/.test(document.getElementById('message').textContent) && document.getElementById('message').textContent",
-             "the settings were not saved and applied")
+said = save_settings(c)
+if not said.startswith("Settings saved and applied"):
+    raise SystemExit(f"FAIL: the settings were not saved and applied: {said!r}")
 e = get_json("/api/settings")["editable"]
 want = {"preset": "flying", "distance": 20, "startType": "countdown", "marksPause": {"min": 4, "max": 6}, "setPause": {"min": 1, "max": 1.5},
         "startSound": "whistle", "buzzer": False, "crossingSound": True, "speedUnit": "km/h", "fps": 60, "minHeight": 0.4}

@@ -11,7 +11,7 @@
 # Usage: browser_video.py PORT CDP_PORT PIN_FILE SCREENSHOT
 import base64, json, os, subprocess, sys, tempfile, time, urllib.error, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_unlocked, until as until_in, wait_http
+from cdp import open_unlocked, save_settings, until as until_in, wait_http
 
 port, cdp, pin_file, shot = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 shot_dir = os.path.dirname(shot) or "."
@@ -266,8 +266,9 @@ print(f"ok: the scored session {session_id} was kept without clips, then deleted
 # The delay mode switched off in the settings and on again: the section goes and comes back.
 until("!document.getElementById('set-video-row').hidden && document.getElementById('set-video').checked",
       "the settings do not show the delay mode as on")
-js("document.getElementById('set-video').checked = false; document.getElementById('set-save').click()")
-until("document.getElementById('message').textContent === 'Settings saved and applied.'", "turning the delay mode off was not applied", 20)
+js("document.getElementById('set-video').checked = false")
+if (said := save_settings(c)) != "Settings saved and applied.":
+    raise SystemExit(f"FAIL: turning the delay mode off was not applied: {said!r}")
 until("document.getElementById('video-section').hidden", "the Delayed video section stayed after the mode was turned off", 10)
 if get_json("/api/settings")["editable"].get("delayedVideo") is not False:
     raise SystemExit("FAIL: the gate still says the delay mode is on")
@@ -277,8 +278,9 @@ try:
 except urllib.error.HTTPError as e:
     if e.code != 404:
         raise SystemExit(f"FAIL: /api/video answered {e.code} with the mode off")
-js("document.getElementById('set-video').checked = true; document.getElementById('set-save').click()")
-until("document.getElementById('message').textContent === 'Settings saved and applied.'", "turning the delay mode on was not applied", 20)
+js("document.getElementById('set-video').checked = true")
+if (said := save_settings(c)) != "Settings saved and applied.":
+    raise SystemExit(f"FAIL: turning the delay mode on was not applied: {said!r}")
 until("!document.getElementById('video-section').hidden && document.getElementById('v-status').textContent.includes('at these settings')",
       "the Delayed video section did not come back", 15)
 print("ok: the delay mode switched off in the settings (section gone, /api/video 404) and on again")

@@ -184,3 +184,16 @@ def sideways(c):
                   "if (d.scrollWidth > d.clientWidth) out.push('the page: ' + d.scrollWidth + ' px in ' + d.clientWidth); "
                   "for (const b of document.querySelectorAll('.scroll-x')) if (b.offsetParent !== null && b.scrollWidth > b.clientWidth + 1) "
                   "out.push((b.querySelector('[id]') || b).id + ': ' + b.scrollWidth + ' px in ' + b.clientWidth); return out; })()")
+
+def save_settings(c, timeout=40):
+    """Presses Save settings and returns what the page then says. A gate refuses settings while
+    a run is under way (the demo's runner may be passing); the save is pressed again after it."""
+    end = time.time() + timeout
+    while True:
+        c.eval("document.getElementById('message').textContent = ''; document.getElementById('set-save').click()")
+        said = until(c, "(() => { const t = document.getElementById('message').textContent; return t !== 'OK' && t; })()",
+                     "pressing Save settings said nothing", 20)
+        busy = "a run is under way" in said or "has not applied the settings yet" in said
+        if not busy or time.time() > end:
+            return said
+        time.sleep(0.5)
