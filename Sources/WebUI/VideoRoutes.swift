@@ -81,7 +81,15 @@ extension WebServer {
         for (path, closes, action) in actions {
             router.post(RouterPath(path)) { request, context in
                 let desk = try s.videoDesk()
-                let open = closes ? desk.status().session : nil
+                var open = closes ? desk.status().session : nil
+                // A mark taken with no session open opens one on the video thread, within
+                // a few ms: Stop pressed right after Mark closes that session, and says so.
+                var waited = 0
+                while closes, open == nil, desk.status().marksPending > 0, waited < 100 {
+                    try await Task.sleep(for: .milliseconds(20))
+                    waited += 1
+                    open = desk.status().session
+                }
                 action(desk)
                 var status = desk.status()
                 if status.session == nil { status.session = open }

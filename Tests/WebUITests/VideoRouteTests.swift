@@ -175,6 +175,30 @@ struct VideoRouteTests {
         }
     }
 
+    @Test("Stop pressed right after a mark with no session open answers the session the mark opens on the video thread")
+    func stopRightAfterAMark() async throws {
+        let f = Fixture()
+        let desk = StandInVideoDesk(directory: f.directory.path)
+        f.bridge.video.connect(desk)
+        try await f.test { client in
+            // No session and no mark: the stop answers at once, with no session.
+            try await client.execute(uri: "/api/video/session/stop", method: .post, headers: pinHeader) { r in
+                #expect(r.status == .accepted && r.json["session"] == nil)
+            }
+            try await client.execute(uri: "/api/video/mark", method: .post, headers: pinHeader) { r in #expect(r.status == .accepted) }
+            // The video thread opens the mark's session a little after the stop arrives.
+            let thread = Task {
+                try await Task.sleep(for: .milliseconds(120))
+                desk.state.withLock { $0.open = "s7" }
+            }
+            try await client.execute(uri: "/api/video/session/stop", method: .post, headers: pinHeader) { r in
+                #expect(r.status == .accepted && r.json["session"] as? String == "s7")
+            }
+            try await thread.value
+            #expect(desk.state.withLock { ($0.calls, $0.open) } == (["stop", "stop"], nil))
+        }
+    }
+
     @Test("the delayed picture: none yet is 503; `after` waits for a newer picture and returns it as soon as it is published")
     func delayedPicture() async throws {
         let f = Fixture()
