@@ -47,12 +47,15 @@ def yellow_pixels(path, t, w, h):
 
 # A run the gate timed with video on, its clip kept. A run started within a pre-roll of the
 # mode being switched on (the previous script switches it off and on) has a clip marked
-# truncatedStart, as the ring held less than the pre-roll: the next run's is whole.
+# truncatedStart, as the ring held less than the pre-roll: the next run's is whole. A run
+# still in its post-roll when the mode went off was cut with what the ring held then: only
+# clips saved since this script began (the mode on throughout) are taken.
+began = time.time()
 deadline, run, clip = time.time() + 60, None, None
 while time.time() < deadline and clip is None:
     for v in get_json("/api/results"):
         d = get_json(f"/api/results/{v['run']['id']}")
-        gate = [x for x in d.get("videos") or [] if x["source"] == "gate" and not x.get("truncatedStart")]
+        gate = [x for x in d.get("videos") or [] if x["source"] == "gate" and not x.get("truncatedStart") and x["savedAt"] >= began]
         if gate and d["run"]["seconds"] > 0:
             run, clip = d["run"], gate[0]
             break
