@@ -5,7 +5,7 @@
 # the page's Next run menu, as a coach does. Usage: browser_coach.py PORT CDP_PORT PIN_FILE
 import csv, io, json, os, sys, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_page, save_settings, sideways, until as until_in, wait_http
+from cdp import open_page, open_tab, save_settings, tour_tabs, until as until_in, wait_http
 
 port, cdp, pin_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 base = f"http://127.0.0.1:{port}"
@@ -174,24 +174,20 @@ search(""); expect(all_runs, "cleared search")
 print(f"ok: history: {n_all} runs; week, month, dates, gates, distance, start type, fastest, oldest, most runs, "
       f"search by name, distance and date, and CSV/JSON export of the filter")
 
-# On a 360 px phone nothing is off-screen to the right: the history and the bests are cards,
-# every value of a run on screen with its column's name.
-c.call("Emulation.setDeviceMetricsOverride", width=360, height=800, deviceScaleFactor=2, mobile=True)
-time.sleep(0.5)
-wide = sideways(c)
-if wide:
-    raise SystemExit(f"FAIL: at 360 px the page scrolls sideways: {wide}")
+# The page as an app: every tab opened from the bar with a finger, at 1280 x 800 and at
+# 360 x 800 (nothing scrolls sideways, touch targets of 44 px), each a screenshot under
+# docs/screenshots/ with a day's runs in it. On the phone the history and the bests are
+# cards, every value of a run on screen with its column's name.
+heights = tour_tabs(c, "docs/screenshots")
+if set(heights) != {"live", "history", "athletes", "tools", "settings"}:
+    raise SystemExit(f"FAIL: the sprint gate's page offers the tabs {sorted(heights)}")
+open_tab(c, "history")
 cells = js("[...document.querySelector('#history tbody tr').cells].map(td => [td.dataset.label || '', Math.round(td.getBoundingClientRect().right)])")
-if not any(label == "Time" for label, _ in cells) or any(right > 360 for _, right in cells):
+if not any(label == "Time" for label, _ in cells) or any(right > 360 or right <= 0 for _, right in cells):
     raise SystemExit(f"FAIL: a run's values at 360 px: {cells}")
-print("ok: at 360 px nothing scrolls sideways; a run's card:", ", ".join(f"{l or 'buttons'} ≤ {r} px" for l, r in cells))
-# A laptop's window, 1280 x 800: nothing scrolls sideways there either.
-c.call("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
-time.sleep(0.5)
-wide = sideways(c)
-if wide:
-    raise SystemExit(f"FAIL: at 1280 px the page scrolls sideways: {wide}")
-print("ok: at 1280 x 800 nothing scrolls sideways either")
+print("ok: tabs by touch at 1280 x 800 and 360 x 800, nothing sideways, targets of 44 px; screens tall: "
+      + ", ".join(f"{k} {v}" for k, v in heights.items()) + "; a run's card: " + ", ".join(f"{l or 'buttons'} ≤ {r} px" for l, r in cells))
+open_tab(c, "live")
 c.call("Emulation.setDeviceMetricsOverride", width=412, height=1500, deviceScaleFactor=2, mobile=True)
 
 # Calculators: every converter mode on the page, with women's events and a bad entry.

@@ -13,7 +13,7 @@
 # Usage: browser_gps.py PORT CDP_PORT GPS_PORT SCREENSHOT_DIR PIN_FILE
 import base64, json, subprocess, sys, tempfile, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import gps_feed, open_page, play, stop_feed, until as until_in, wait_http
+from cdp import gps_feed, open_page, open_tab, play, stop_feed, tour_tabs, until as until_in, wait_http
 
 port, cdp, gps_port, shot_dir, pin_file = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 base = f"http://127.0.0.1:{port}"
@@ -45,6 +45,8 @@ try:
         open(f"{shot_dir}/{name}", "wb").write(base64.b64decode(img["data"]))
 
     until("!document.getElementById('gps-section').hidden", "the GPS section is not shown on a gate with [gps]")
+    c.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
+    open_tab(c, "gps")
     until("document.getElementById('g-lock').textContent.includes('plug the GPS receiver in')",
           "the page does not say gpsd has no receiver")
     print("ok: before the feed the page says:", js("document.getElementById('g-lock').textContent"))
@@ -123,6 +125,8 @@ try:
           "the units did not switch to metric", 5)
     js("document.getElementById('g-units').click()")
     shoot("gps.png")
+    heights = tour_tabs(c, f"{shot_dir}/screenshots", only=["gps"])
+    print(f"ok: the GPS tab by touch, {heights['gps']} phone screens tall; docs/screenshots/gps.png")
     # Deleting the run from the page (confirm answered yes).
     js("window.confirm = () => true; document.querySelector('#g-runs li button').click()")
     until("document.querySelectorAll('#g-runs li').length === 0", "deleting the run from the page did not remove it")

@@ -60,6 +60,8 @@ try:
         raise SystemExit("FAIL: the sprint gate's sections are shown on a board without a camera")
     until("!document.getElementById('gps-section').hidden", "the GPS section is not shown")
     until("/gpsd/.test(document.getElementById('gps-section').innerText)", "the GPS section does not say what is wrong with gpsd")
+    # A car timer opens on its GPS tab; the tab bar offers no sprint gate's screens it cannot fill.
+    until("document.body.dataset.tab === 'gps'", "a car timer without a camera does not open on its GPS tab")
     print("ok: no camera:", c.eval("document.getElementById('no-camera').innerText.trim()")[:70], "…")
     print("ok: GPS section:", c.eval("document.getElementById('gps-section').innerText.split('\\n').slice(0, 3).join(' · ')")[:120])
     # The PIN, typed and sent with taps.

@@ -16,7 +16,7 @@
 # Usage: browser_rowing.py PORT CDP_PORT PIN_FILE SCREENSHOT_DIR [--latency SECONDS]
 import base64, json, sys, time, urllib.parse, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import fail_on_errors, open_unlocked, wait_http, watch_errors
+from cdp import fail_on_errors, open_tab, open_unlocked, tap, tour_tabs, wait_http, watch_errors
 
 port, cdp, pin_file, shot_dir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 watch = float(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == "--latency" else None
@@ -35,6 +35,9 @@ c.call("Emulation.setDeviceMetricsOverride", width=412, height=900, deviceScaleF
 js = c.eval
 until = watch_errors(c)
 until("!document.getElementById('rowing-section').hidden", "the ergs' section is not shown on a hub")
+# The hub's own tab, opened from the bar with a finger.
+c.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
+open_tab(c, "ergs")
 until("document.querySelectorAll('#r-grid .erg-tile').length === 8", "the grid did not fill with 8 tiles")
 print("ok: 8 tiles on the board:", js("document.getElementById('r-source').innerText"))
 
@@ -115,9 +118,12 @@ until("!!document.querySelector('#erg-1.finished') && parseFloat(document.queryS
       "erg 1 did not finish 500 m", 60)
 print("ok: erg 1 rowed the 500 m set from the page")
 
-# Erg 1's session, stored under the athlete with the workout's name.
-until("[...document.querySelectorAll('#r-sessions li')].some(li => /Ada Lovelace/.test(li.textContent) && /500 m ·/.test(li.textContent) && !/not finished/.test(li.textContent))",
+# Erg 1's session, stored under the athlete with the workout's name, found on the page by her name.
+js("document.getElementById('r-h-athlete').value = 'Ada Lovelace'")
+# (Show is pressed again until the session is stored: each look shows the last press's answer.)
+until("(() => { document.getElementById('r-h-go').click(); return true; })() && [...document.querySelectorAll('#r-sessions li')].some(li => /Ada Lovelace/.test(li.textContent) && /500 m ·/.test(li.textContent) && !/not finished/.test(li.textContent))",
       "erg 1's finished session is not listed", 20)
+js("document.getElementById('r-h-athlete').value = ''; document.getElementById('r-h-go').click()")
 sessions = json.loads(get("/api/rowing/sessions?athlete=" + urllib.parse.quote("Ada Lovelace")))
 done = [s for s in sessions if s["workout"] == "500 m" and s.get("summary")]
 if len(done) != 1 or abs(done[0]["summary"]["distance"] - 500) > 0.01:
@@ -167,6 +173,18 @@ print(f"ok: {name} set from the page; erg 1's tile showed each interval and the 
 # Notification to tile: what the page measured (the ergs row faster than real time here).
 latency("8 ergs rowing faster than real time")
 
+# The Ergs tab on a phone, 360 x 800 and at 1280 x 800: nothing sideways, 44 px targets.
+heights = tour_tabs(c, f"{shot_dir}/screenshots", only=["ergs"])
+n_sessions = len(json.loads(get("/api/rowing/sessions")))
+listed = js("document.querySelectorAll('#r-sessions li:not(:has(#r-more))').length")
+if n_sessions <= 5:
+    raise SystemExit(f"FAIL: only {n_sessions} erg sessions stored to page through")
+if listed != 5 or not js("!!document.getElementById('r-more')"):
+    raise SystemExit(f"FAIL: {listed} of {n_sessions} erg sessions listed at first, or no Show more")
+tap(c, "#r-more")
+until(f"document.querySelectorAll('#r-sessions li:not(:has(#r-more))').length === {min(10, n_sessions)}", "Show 5 more did not list the next five")
+print(f"ok: the Ergs tab by touch, {heights['ergs']} phone screens tall with {n_sessions} sessions stored (5 listed, then 5 more); "
+      "docs/screenshots/ergs.png")
 # The wall screen: only the tiles.
 js("document.getElementById('r-wall').click()")
 until("getComputedStyle(document.querySelector('header')).display === 'none' && document.getElementById('r-grid').offsetHeight > 0",

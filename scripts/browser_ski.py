@@ -12,7 +12,7 @@
 # Usage: browser_ski.py PORT CDP_PORT GPS_PORT SCREENSHOT_DIR PIN_FILE WORK_DIR
 import base64, json, sys, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import gps_feed, open_page, play, stop_feed, wait_http, watch_errors
+from cdp import gps_feed, open_page, open_tab, play, stop_feed, tour_tabs, wait_http, watch_errors
 
 port, cdp, gps_port, shot_dir, pin_file, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 base = f"http://127.0.0.1:{port}"
@@ -42,6 +42,8 @@ try:
         open(f"{shot_dir}/{name}", "wb").write(base64.b64decode(img["data"]))
 
     until("!document.getElementById('ski-section').hidden", "the ski section is not shown on a gate with [gps]")
+    c.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
+    open_tab(c, "ski")
     until("document.getElementById('sk-state').textContent === 'Not tracking'", "the page does not say tracking is off")
     # One hand on a phone: nothing outside a table's own scroller is wider than 360 px.
     wide = js("document.documentElement.scrollWidth")
@@ -95,6 +97,8 @@ try:
     if f"{d['vertical'] / 0.3048:.0f} ftvertical" not in totals or "1runs" not in totals:
         raise SystemExit(f"FAIL: the day's totals on the page: {totals}")
     shoot("ski.png", "sk-day")
+    heights = tour_tabs(c, f"{shot_dir}/screenshots", only=["ski"])
+    print(f"ok: the Ski tab by touch, {heights['ski']} phone screens tall; docs/screenshots/ski.png")
     print(f"ok: the day: 1 run, 1 lift; vertical {vertical:.1f} m (truth {truth_vertical:.0f}); totals {totals[:4]}")
     js("document.querySelector('#sk-runs li button').click()")
     until("!document.getElementById('sk-run').hidden && !!document.querySelector('#sk-speed polyline') && "

@@ -11,7 +11,7 @@
 # Usage: browser_video.py PORT CDP_PORT PIN_FILE SCREENSHOT
 import base64, json, os, subprocess, sys, tempfile, time, urllib.error, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_unlocked, save_settings, until as until_in, wait_http
+from cdp import open_tab, open_unlocked, save_settings, tour_tabs, until as until_in, wait_http
 
 port, cdp, pin_file, shot = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 shot_dir = os.path.dirname(shot) or "."
@@ -29,6 +29,9 @@ def js(expr):
     return c.eval(expr)
 
 until("!document.getElementById('video-section').hidden", "the Delayed video section is not shown on a gate with video")
+c.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
+open_tab(c, "video")
+until("tabs.awake", "the Video tab does not keep the screen awake", 5)
 until("document.getElementById('v-status').textContent.includes('at these settings')", "the video status does not say how much the buffer holds")
 print("ok: video section shown:", js("document.getElementById('v-status').textContent")[:120])
 
@@ -242,6 +245,9 @@ js("window.scrollTo(0, document.getElementById('video-section').offsetTop)")
 time.sleep(0.5)
 img = c.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)
 open(shot, "wb").write(base64.b64decode(img["data"]))
+heights = tour_tabs(c, shot_dir + "/screenshots", only=["video"])
+print(f"ok: the Video tab by touch, {heights['video']} phone screens tall; docs/screenshots/video.png")
+c.call("Emulation.setDeviceMetricsOverride", width=412, height=1500, deviceScaleFactor=2, mobile=True)
 js("document.querySelectorAll('#v-clips input[type=checkbox]').forEach(t => { t.checked = true; t.dispatchEvent(new Event('change')); })")
 until("!document.getElementById('v-delete').disabled", "ticking clips did not offer Delete")
 js("document.getElementById('v-delete').click()")

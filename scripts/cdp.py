@@ -197,3 +197,53 @@ def save_settings(c, timeout=40):
         if not busy or time.time() > end:
             return said
         time.sleep(0.5)
+
+def tabs_offered(c):
+    """The tabs the page's bar offers now, in its order."""
+    return c.eval("[...document.querySelectorAll('#tabs button')].filter(b => !b.hidden).map(b => b.dataset.tab)")
+
+def open_tab(c, name):
+    """Taps the tab bar's `name` with a finger and waits until the tab shows."""
+    tap(c, f"#tabs button[data-tab='{name}']")
+    until(c, f"document.body.dataset.tab === '{name}' && "
+             f"document.querySelector(\"#tabs button[data-tab='{name}']\").getAttribute('aria-selected') === 'true'",
+          f"the {name} tab did not open", 5)
+
+def tour_tabs(c, shot_dir=None, only=None):
+    """Every tab the bar offers (or those in `only`), opened by touch: at 1280 x 800 and at
+    360 x 800 nothing scrolls sideways (the tab bar neither); at 360 x 800 every visible
+    button is at least 44 px tall and the tab at most 3.5 phone screens tall, with a
+    screenshot of each, `<shot_dir>/<tab>.png`, when asked. Returns {tab: height in phone
+    screens}. Leaves the page at 360 x 800 on the last tab."""
+    heights = {}
+    for width, height, scale, mobile in ((1280, 800, 1, False), (360, 800, 2, True)):
+        c.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=scale, mobile=mobile)
+        c.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
+        for name in tabs_offered(c):
+            if only and name not in only: continue
+            open_tab(c, name)
+            time.sleep(0.4)
+            wide = sideways(c) + c.eval("(() => { const t = document.getElementById('tabs'); "
+                                        "return t.scrollWidth > t.clientWidth + 1 ? ['the tab bar: ' + t.scrollWidth + ' px in ' + t.clientWidth] : []; })()")
+            if wide:
+                raise SystemExit(f"FAIL: the {name} tab scrolls sideways at {width} px: {wide}")
+            if not mobile: continue
+            small = c.eval("[...document.querySelectorAll('main button, main .button, main select, #tabs button')]"
+                           ".filter(b => b.offsetParent !== null && b.closest('dialog') === null && b.getBoundingClientRect().height < 43.5)"
+                           ".map(b => (b.id || b.textContent.trim().slice(0, 20)) + ' ' + Math.round(b.getBoundingClientRect().height) + ' px')")
+            if small:
+                raise SystemExit(f"FAIL: on the {name} tab, touch targets under 44 px: {small}")
+            heights[name] = round(c.eval("document.documentElement.scrollHeight") / 800, 1)
+            if heights[name] > 3.5:
+                raise SystemExit(f"FAIL: the {name} tab is {heights[name]} phone screens tall, not about three at most")
+            if shot_dir:
+                # What the last action said, and a new best's banner, are tapped away first.
+                for box, shown in (("#toast", "!document.getElementById('toast').hidden"),
+                                   ("#message", "document.getElementById('message').textContent !== ''")):
+                    if c.eval(shown):
+                        tap(c, box)
+                        until(c, f"!({shown})", f"tapping {box} did not put it away", 5)
+                c.eval("window.scrollTo(0, 0)")
+                os.makedirs(shot_dir, exist_ok=True)
+                screenshot(c, os.path.join(shot_dir, f"{name}.png"))
+    return heights

@@ -37,6 +37,89 @@ function setPin(p) {
   if (p) localStorage.setItem("sg-pin", p); else localStorage.removeItem("sg-pin");
   $("pin-state").textContent = p ? "unlocked" : "locked: enter the PIN from `sprintgate status`";
   $("pin-box").hidden = false;
+  // Locked, the PIN box is on every tab; unlocked, it waits under Settings.
+  $("access").dataset.tab = p ? "settings" : tabs.names.join(" ");
+  if (tabs.current) showTab(tabs.current);
+}
+
+// The page as an app: a tab bar at the bottom, one tab a screen. Each section names its
+// tabs in data-tab; an area's tab (Video, GPS, Ski, Ergs) is offered while its section is on.
+// The tab chosen is kept in the address (#history), so a reload or a bookmark opens it.
+// Live, Video, GPS and Ergs keep the screen awake where the browser allows it (the Screen
+// Wake Lock API needs HTTPS or localhost).
+const tabs = { names: ["live", "video", "gps", "ski", "ergs", "history", "athletes", "tools", "settings"],
+               chosen: null, current: null, wake: null, awake: false };
+const areaTabs = ["gps", "ski", "ergs", "video"];
+const awakeTabs = ["live", "video", "gps", "ergs"];
+
+function tabSections(name) {
+  return [...document.querySelectorAll("main > section[data-tab]")].filter((s) => s.id !== "access" && s.dataset.tab.split(" ").includes(name));
+}
+// A board without a camera has no sprint board or history: it opens on its areas, and Live
+// (which then only says there is no camera) is offered only when no area is on.
+function tabOffered(name) {
+  if (name === "live" && state.board && state.board.gate.camera.state === "none" && areaTabs.some(tabOffered)) return false;
+  return tabSections(name).some((s) => !s.hidden);
+}
+
+// A board without a camera opens on its first area (a car timer on GPS); any other on Live.
+function defaultTab() {
+  if (state.board && state.board.gate.camera.state === "none") {
+    const area = areaTabs.find(tabOffered);
+    if (area) return area;
+  }
+  return "live";
+}
+
+function showTab(name, chosen) {
+  if (chosen) {
+    tabs.chosen = name;
+    if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
+  }
+  const changed = tabs.current !== name;
+  tabs.current = name;
+  document.body.dataset.tab = name;
+  for (const s of document.querySelectorAll("main > section[data-tab]")) s.classList.toggle("off-tab", !s.dataset.tab.split(" ").includes(name));
+  for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-selected", String(b.dataset.tab === name));
+  if (changed) { window.scrollTo(0, 0); keepAwake(); }
+}
+
+function refreshTabs() {
+  for (const b of document.querySelectorAll("#tabs button")) b.hidden = !tabOffered(b.dataset.tab);
+  const want = tabs.chosen && tabOffered(tabs.chosen) ? tabs.chosen : defaultTab();
+  if (want !== tabs.current) showTab(want);
+}
+
+async function keepAwake() {
+  const want = awakeTabs.includes(tabs.current) && document.visibilityState === "visible";
+  if (want && !tabs.wake && navigator.wakeLock) {
+    tabs.wake = "asking";
+    try {
+      const lock = await navigator.wakeLock.request("screen");
+      tabs.wake = lock; tabs.awake = true;
+      lock.addEventListener("release", () => { if (tabs.wake === lock) { tabs.wake = null; tabs.awake = false; } });
+      if (!awakeTabs.includes(tabs.current)) keepAwake();
+    } catch (e) { tabs.wake = null; tabs.awake = false; }
+  } else if (!want && tabs.wake && tabs.wake !== "asking") {
+    const lock = tabs.wake; tabs.wake = null; tabs.awake = false;
+    lock.release().catch(() => {});
+  }
+}
+
+function wireTabs() {
+  for (const b of document.querySelectorAll("#tabs button")) b.onclick = () => showTab(b.dataset.tab, true);
+  const fromAddress = () => {
+    const n = location.hash.slice(1);
+    if (tabs.names.includes(n)) { tabs.chosen = n; refreshTabs(); }
+  };
+  window.addEventListener("hashchange", fromAddress);
+  fromAddress();
+  // An area's section turned on or off (its own code sets hidden), or the camera found missing.
+  new MutationObserver((changes) => {
+    if (changes.some((c) => c.target.parentElement === document.querySelector("main"))) refreshTabs();
+  }).observe(document.querySelector("main"), { attributes: true, attributeFilter: ["hidden"], subtree: true });
+  document.addEventListener("visibilitychange", keepAwake);
+  refreshTabs();
 }
 
 async function control(method, path, body, done) {
@@ -274,7 +357,10 @@ async function sessionRuns() {
   const tb = document.querySelector("#session-runs tbody");
   const current = newestRequest("session");
   let rows;
-  try { rows = await api("GET", "/api/results?" + p); } catch (e) { say(e.message, true); return; }
+  // A page of runs at a time, so the tab stays a few screens tall on a day of many runs.
+  const shown = state.historyShown || historyPage, page = new URLSearchParams(p);
+  page.set("limit", String(shown + 1));
+  try { rows = await api("GET", "/api/results?" + page); } catch (e) { say(e.message, true); return; }
   if (!current()) return;
   tb.replaceChildren();
   rows.forEach((v, i) => {
@@ -875,7 +961,10 @@ async function loadHistory() {
   let rows;
   const tb = document.querySelector("#history tbody");
   const current = newestRequest("history");
-  try { rows = await api("GET", "/api/results?" + p); }
+  // A page of runs at a time, so the tab stays a few screens tall on a day of many runs.
+  const shown = state.historyShown || historyPage, page = new URLSearchParams(p);
+  page.set("limit", String(shown + 1));
+  try { rows = await api("GET", "/api/results?" + page); }
   catch (e) {
     if (!current()) return;
     const tr = el("tr"), td = el("td", e.message); td.colSpan = 6; tr.append(td); tb.replaceChildren(tr); return;
@@ -883,7 +972,8 @@ async function loadHistory() {
   if (!current()) return;
   tb.replaceChildren();
   const unit = state.settings ? state.settings.speedUnit : "";
-  for (const v of rows) {
+  const more = rows.length > shown;
+  for (const v of rows.slice(0, shown)) {
     const r = v.run, tr = el("tr");
     tr.dataset.run = String(r.id);
     const d = new Date(r.wallTime * 1000);
@@ -901,7 +991,15 @@ async function loadHistory() {
     td.append(del); tr.append(td); tb.append(tr);
   }
   if (!rows.length) { const tr = el("tr"); const td = el("td", "No runs match."); td.colSpan = 6; tr.append(td); tb.append(tr); }
+  if (more) {
+    const tr = el("tr"), td = el("td"), b = el("button", "Show " + historyPage + " more"); b.id = "h-more";
+    b.onclick = () => { state.historyShown = shown + historyPage; loadHistory(); };
+    td.colSpan = 6; td.append(b); tr.append(td); tb.append(tr);
+  }
 }
+const historyPage = 10;
+// Another filter starts again from its newest page.
+function newHistory() { state.historyShown = historyPage; loadHistory(); }
 
 function wire() {
   $("btn-arm").onclick = () => control("POST", "/api/arm", undefined, "Armed.");
@@ -946,10 +1044,10 @@ function wire() {
     try { state.pin = ""; await api("POST", "/api/pin", { pin: p }); setPin(p); say("Unlocked."); $("pin").value = ""; }
     catch (e) { say(e.message, true); }
   };
-  $("h-go").onclick = loadHistory;
-  $("h-q").onkeydown = (e) => { if (e.key === "Enter") loadHistory(); };
-  for (const id of ["h-athlete", "h-preset", "h-start", "h-distance", "h-gates", "h-sort", "h-from", "h-to"]) $(id).onchange = loadHistory;
-  $("h-period").onchange = () => { $("h-range").hidden = $("h-period").value !== "range"; loadHistory(); };
+  $("h-go").onclick = newHistory;
+  $("h-q").onkeydown = (e) => { if (e.key === "Enter") newHistory(); };
+  for (const id of ["h-athlete", "h-preset", "h-start", "h-distance", "h-gates", "h-sort", "h-from", "h-to"]) $(id).onchange = newHistory;
+  $("h-period").onchange = () => { $("h-range").hidden = $("h-period").value !== "range"; newHistory(); };
   $("b-athlete").onchange = loadBests;
   $("s-athlete").onchange = sessionRuns;
   $("s-delete").onclick = async () => {
@@ -1048,6 +1146,7 @@ function labelCards(table) {
 
 window.addEventListener("DOMContentLoaded", () => {
   $("message").onclick = () => { $("message").textContent = ""; };
+  $("toast").onclick = () => { $("toast").hidden = true; };
   for (const t of document.querySelectorAll("table.cards")) {
     labelCards(t);
     new MutationObserver(() => labelCards(t)).observe(t.querySelector("tbody"), { childList: true, subtree: true });
@@ -1055,7 +1154,10 @@ window.addEventListener("DOMContentLoaded", () => {
 });
 
 window.addEventListener("DOMContentLoaded", async () => {
-  wire(); setPin(state.pin);
+  wireTabs(); wire(); setPin(state.pin);
+  // A PIN this phone kept from before is checked: another gate at the same address, or a
+  // PIN changed since, asks for it again (a wrong one answers 401, which clears it).
+  if (state.pin) api("POST", "/api/pin", { pin: state.pin }).catch(() => {});
   try { await loadSettings(); } catch (e) { say("Cannot load settings: " + e.message, true); }
   await loadAthletes(); refreshLists(); connect(); requestAnimationFrame(runClock);
   if (window.SprintGateCalc) window.SprintGateCalc();

@@ -118,10 +118,18 @@ function drawRowing() {
   }
   const all = l.sessions.map((s) => [s, null]).concat((l.boathouseSessions || []).map((b) => [b.session, b.device]))
     .sort((a, b) => b[0].startedWall - a[0].startedWall);
-  const ids = all.map(([s, d]) => (d || "") + "/" + s.id).join(",");
+  // The newest five, and five more a tap: a day of pieces keeps the tab a few screens tall.
+  const shown = rowing.sessionsShown || 5;
+  const ids = shown + ":" + all.map(([s, d]) => (d || "") + "/" + s.id).join(",");
   if (ids !== rowing.sessionIds && !rowing.filtered) {
     rowing.sessionIds = ids;
-    $("r-sessions").replaceChildren(...all.map(([s, d]) => sessionItem(s, d)));
+    const items = all.slice(0, shown).map(([s, d]) => sessionItem(s, d));
+    if (all.length > shown) {
+      const li = el("li"), more = el("button", "Show 5 more"); more.id = "r-more";
+      more.onclick = () => { rowing.sessionsShown = shown + 5; drawRowing(); };
+      li.append(more); items.push(li);
+    }
+    $("r-sessions").replaceChildren(...items);
   }
 }
 
