@@ -101,6 +101,10 @@ public final class WebGate: @unchecked Sendable {
             }
         }
         log.notice("web page on http://\(host):\(port)/")
+        // For `sprintgate status` and the install message: which address a phone opens.
+        do { try PageAddress(host: host, port: port).save(directory: stateDirectory) } catch {
+            log.warning("the page's address could not be kept in \(stateDirectory): \(error)")
+        }
     }
 
     /// The engine's configuration and the preset, in the snapshot.

@@ -43,8 +43,17 @@ struct StatusCommand: ParsableCommand {
     }
 }
 
-/// The web page's control PIN line (readable only by the gate's user: the file is 0600).
+/// The page's address line (the URLs a phone opens) and its control PIN line (readable only
+/// by the gate's user: the file is 0600).
 func printPIN(_ stateDirectory: String) {
+    if let address = PageAddress.load(directory: stateDirectory) {
+        let urls = address.urls(hostname: PageAddress.hostname(), addresses: PageAddress.interfaceAddresses())
+        if urls.isEmpty {
+            print("web_page: none yet (no network address; the page listens on port \(address.port))")
+        } else {
+            print("web_page: " + urls.joined(separator: " "))
+        }
+    }
     do {
         if let pin = try GatePIN.load(directory: stateDirectory) {
             print("web_pin: \(pin.value)")
