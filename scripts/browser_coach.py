@@ -5,7 +5,7 @@
 # the page's Next run menu, as a coach does. Usage: browser_coach.py PORT CDP_PORT PIN_FILE
 import csv, io, json, os, sys, time, urllib.request
 sys.path.insert(0, "scripts")
-from cdp import open_page, open_tab, save_settings, tour_tabs, until as until_in, wait_http
+from cdp import open_page, open_tab, save_settings, tap, tour_tabs, until as until_in, wait_http
 
 port, cdp, pin_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 base = f"http://127.0.0.1:{port}"
@@ -377,3 +377,41 @@ until("document.getElementById('phase').textContent.includes('countdown') && !do
 print(f"ok: settings: a 2 s pause refused ({refused}); the flying sprint offers {offered}; saved {said!r}; the gate runs and keeps "
       f"them (flying sprint over 20 m); the camera now {mode}")
 
+
+# A false start on a lone gate, as a coach sees it: a voice start tapped while the demo's
+# runner keeps passing the line. A crossing or a jump in motion between "Set" and the gun is
+# a false start: the board says so, with its reason, and /api/live carries it, until the
+# next run starts. (The start type is put back to the countdown saved above afterwards: the
+# restart after this script checks the saved settings.)
+def start_type(t):
+    end = time.time() + 40
+    while get_json("/api/settings")["editable"]["startType"] != t:
+        if time.time() > end: raise SystemExit(f"FAIL: the gate did not take the start type {t}")
+        choose("sel-start", t)
+        time.sleep(1)
+open_tab(c, "live")
+start_type("voice")
+seen = None
+for attempt in range(4):
+    until("['idle', 'armed', 'finished'].some(p => document.getElementById('phase').textContent.startsWith(p)) && "
+          "!document.getElementById('btn-start').hidden", "the gate is not ready for a start", 30)
+    tap(c, "#btn-start")
+    end = time.time() + 25
+    while time.time() < end:
+        live = get_json("/api/live")["board"]["gate"]
+        shown = js("!document.getElementById('false-start').hidden && document.getElementById('false-start').textContent")
+        if live.get("falseStart") and shown:
+            seen = (live["falseStart"], shown)
+            break
+        if live["phase"] == "finished" and not live.get("falseStart"):
+            break  # The runner waited for the gun this time: start again.
+        time.sleep(0.1)
+    if seen: break
+if not seen:
+    raise SystemExit("FAIL: no false start reached the board in four voice starts")
+time.sleep(1.5)
+phase, shown = js("[document.getElementById('phase').textContent, !document.getElementById('false-start').hidden]")
+if not shown and not phase.startswith(("starting", "holding")):
+    raise SystemExit(f"FAIL: the false start left the board before the next run started (phase {phase!r})")
+start_type("countdown")
+print(f"ok: false start on a lone gate: /api/live says {seen[0]!r}, the board {seen[1]!r}; still shown 1.5 s later")

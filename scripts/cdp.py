@@ -228,6 +228,9 @@ def tour_tabs(c, shot_dir=None, only=None):
             if wide:
                 raise SystemExit(f"FAIL: the {name} tab scrolls sideways at {width} px: {wide}")
             if not mobile: continue
+            cut = c.eval("[...document.querySelectorAll('#tabs button')].filter(b => !b.hidden && b.scrollWidth > b.clientWidth + 1).map(b => b.textContent)")
+            if cut:
+                raise SystemExit(f"FAIL: at 360 px the tab bar cuts the labels {cut} short")
             small = c.eval("[...document.querySelectorAll('main button, main .button, main select, #tabs button')]"
                            ".filter(b => b.offsetParent !== null && b.closest('dialog') === null && b.getBoundingClientRect().height < 43.5)"
                            ".map(b => (b.id || b.textContent.trim().slice(0, 20)) + ' ' + Math.round(b.getBoundingClientRect().height) + ' px')")
