@@ -357,10 +357,7 @@ async function sessionRuns() {
   const tb = document.querySelector("#session-runs tbody");
   const current = newestRequest("session");
   let rows;
-  // A page of runs at a time, so the tab stays a few screens tall on a day of many runs.
-  const shown = state.historyShown || historyPage, page = new URLSearchParams(p);
-  page.set("limit", String(shown + 1));
-  try { rows = await api("GET", "/api/results?" + page); } catch (e) { say(e.message, true); return; }
+  try { rows = await api("GET", "/api/results?" + p); } catch (e) { say(e.message, true); return; }
   if (!current()) return;
   tb.replaceChildren();
   rows.forEach((v, i) => {
