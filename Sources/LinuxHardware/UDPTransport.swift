@@ -57,23 +57,44 @@ public struct UDPAddress: Hashable, Sendable, CustomStringConvertible {
     /// broadcast goes out of its own interface. Reads the interfaces (allocates): call it
     /// while looking for peers, not per frame.
     public static func interfaceBroadcasts(port: UInt16) -> [UDPAddress] {
+        var out = Set<UDPAddress>()
+        for i in ipv4Interfaces() where i.flags & UInt32(IFF_BROADCAST) != 0 && i.netmask != 0xFFFF_FFFF {
+            // (A point-to-point /32 has no broadcast.)
+            out.insert(UDPAddress(ip: i.ip | ~i.netmask, port: port))
+        }
+        return out.sorted { ($0.ip, $0.port) < ($1.ip, $1.port) }
+    }
+
+    /// The own address of every IPv4 interface that is up and is not loopback, dotted, in
+    /// the kernel's order, without repeats: where a phone on the same network reaches this
+    /// machine. Reads the interfaces (allocates).
+    public static func interfaceHosts() -> [String] {
+        var out: [String] = []
+        for i in ipv4Interfaces() {
+            let host = UDPAddress(ip: i.ip, port: 0).host
+            if !out.contains(host) { out.append(host) }
+        }
+        return out
+    }
+
+    /// Every IPv4 interface that is up and not loopback: its address, netmask and flags.
+    private static func ipv4Interfaces() -> [(ip: UInt32, netmask: UInt32, flags: UInt32)] {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(first) }
-        var out = Set<UDPAddress>()
+        var out: [(ip: UInt32, netmask: UInt32, flags: UInt32)] = []
         var cursor: UnsafeMutablePointer<ifaddrs>? = first
         while let ifa = cursor {
             cursor = ifa.pointee.ifa_next
             let flags = ifa.pointee.ifa_flags
-            guard flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_BROADCAST) != 0, flags & UInt32(IFF_LOOPBACK) == 0,
+            guard flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_LOOPBACK) == 0,
                   let addr = ifa.pointee.ifa_addr, addr.pointee.sa_family == sa_family_t(AF_INET),
                   let mask = ifa.pointee.ifa_netmask else { continue }
             let ip = addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
             let netmask = mask.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
-            guard netmask != 0xFFFF_FFFF else { continue }  // A point-to-point /32 has no broadcast.
-            out.insert(UDPAddress(ip: ip | ~netmask, port: port))
+            out.append((ip, netmask, flags))
         }
-        return out.sorted { ($0.ip, $0.port) < ($1.ip, $1.port) }
+        return out
     }
 
     var sockaddr: sockaddr_in {

@@ -38,7 +38,8 @@ public struct PageAddress: Sendable, Equatable {
 
     /// The URLs a phone on the same network opens the page at: on every address, the
     /// gate's mDNS name (`<hostname>.local`, answered by Avahi where it runs) and then each
-    /// IPv4 address in `addresses`; on one address, that address alone.
+    /// IPv4 address in `addresses` (`UDPAddress.interfaceHosts()`); on one address, that
+    /// address alone.
     public func urls(hostname: String, addresses: [String]) -> [String] {
         let suffix = port == 80 ? "/" : ":\(port)/"
         if host == "0.0.0.0" || host == "::" || host.isEmpty {
@@ -51,30 +52,6 @@ public struct PageAddress: Sendable, Equatable {
             return name + addresses.map { "http://\($0)" + suffix }
         }
         return ["http://\(host)" + suffix]
-    }
-
-    /// The machine's IPv4 addresses on interfaces that are up, loopback left out.
-    public static func interfaceAddresses() -> [String] {
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return [] }
-        defer { freeifaddrs(list) }
-        var out: [String] = []
-        var next: UnsafeMutablePointer<ifaddrs>? = first
-        while let i = next {
-            defer { next = i.pointee.ifa_next }
-            let flags = Int32(i.pointee.ifa_flags)
-            guard let a = i.pointee.ifa_addr, a.pointee.sa_family == sa_family_t(AF_INET),
-                  flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0 else { continue }
-            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-            let ok = a.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin -> Bool in
-                var addr = sin.pointee.sin_addr
-                return inet_ntop(AF_INET, &addr, &text, socklen_t(text.count)) != nil
-            }
-            if ok, case let s = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), !out.contains(s) {
-                out.append(s)
-            }
-        }
-        return out
     }
 
     /// The machine's host name.

@@ -47,7 +47,7 @@ struct StatusCommand: ParsableCommand {
 /// by the gate's user: the file is 0600).
 func printPIN(_ stateDirectory: String) {
     if let address = PageAddress.load(directory: stateDirectory) {
-        let urls = address.urls(hostname: PageAddress.hostname(), addresses: PageAddress.interfaceAddresses())
+        let urls = address.urls(hostname: PageAddress.hostname(), addresses: UDPAddress.interfaceHosts())
         if urls.isEmpty {
             print("web_page: none yet (no network address; the page listens on port \(address.port))")
         } else {

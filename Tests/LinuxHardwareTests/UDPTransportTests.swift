@@ -6,6 +6,13 @@ import LinuxHardware
 import Testing
 
 @Suite struct UDPTransportTests {
+    @Test("this machine's own IPv4 addresses (where a phone reaches the page) leave loopback out")
+    func interfaceHostsLeaveLoopbackOut() {
+        let hosts = UDPAddress.interfaceHosts()
+        #expect(!hosts.contains { $0.hasPrefix("127.") })
+        #expect(hosts.allSatisfy { $0.split(separator: ".").count == 4 } && Set(hosts).count == hosts.count)
+    }
+
     @Test func arrivalIsTheKernelsReceiveTimeNotTheRead() throws {
         var a = try UDPTransport(host: "127.0.0.1", port: 0)
         var b = try UDPTransport(host: "127.0.0.1", port: 0)
