@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The stop-signal handler (the only C with state in this module), the timestamped
 // datagram read (control messages are macros Swift cannot call), and evdev and uinput
-// (their ioctl requests are macros too).
+// (their ioctl requests are macros too), and the wall clock's state and step (Glibc's
+// Swift module does not export adjtimex).
 #include "CLinuxSys.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/timex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -169,4 +171,23 @@ int sprintgate_thread_nice(int increment) {
     int now = getpriority(PRIO_PROCESS, tid);
     if (now == -1 && errno != 0) return -1;
     return setpriority(PRIO_PROCESS, tid, now + increment);
+}
+
+int sprintgate_wall_clock_read(int64_t *unix_ms) {
+    struct timex tx;
+    memset(&tx, 0, sizeof tx); /* modes 0: read only */
+    int state = adjtimex(&tx);
+    if (state == -1) return -1;
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return -1;
+    *unix_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (state == TIME_ERROR || (tx.status & STA_UNSYNC)) ? 0 : 1;
+}
+
+int sprintgate_wall_clock_set_ms(int64_t unix_ms) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(unix_ms / 1000);
+    ts.tv_nsec = (long)((unix_ms % 1000) * 1000000);
+    if (ts.tv_nsec < 0) { ts.tv_sec -= 1; ts.tv_nsec += 1000000000; }
+    return clock_settime(CLOCK_REALTIME, &ts);
 }

@@ -188,3 +188,27 @@ public protocol PictureScreen: AnyObject {
     /// Throws when the display is gone or taken; the caller opens it again later.
     func present(_ draw: (UnsafeMutableRawPointer, Int) throws -> Void) throws
 }
+
+/// The board's wall clock as the kernel keeps it, read at one instant.
+public struct WallClockState: Sendable, Hashable {
+    /// Milliseconds since the Unix epoch (wall time: display and storage only).
+    public var wallMs: Int64
+    /// A time service (chrony, ntpd, systemd-timesyncd) keeps the clock synchronised. An
+    /// offline board without a battery clock is not: its date is whatever it last saved.
+    public var synchronised: Bool
+    public init(wallMs: Int64, synchronised: Bool) {
+        self.wallMs = wallMs
+        self.synchronised = synchronised
+    }
+}
+
+/// The wall clock an offline gate takes from a coach's phone. Timing never reads it (runs
+/// are timed on CLOCK_MONOTONIC), so stepping it moves only dates and times of day.
+/// Callable from any thread.
+public protocol WallClock: Sendable {
+    /// The wall clock now, and whether a time service keeps it.
+    func state() throws(DeviceError) -> WallClockState
+    /// Steps the wall clock to `wallMs` milliseconds since the Unix epoch. Throws when the
+    /// process may not (it needs CAP_SYS_TIME) or the kernel refuses the value.
+    func set(wallMs: Int64) throws(DeviceError)
+}

@@ -4,6 +4,7 @@
 import Detector
 public import GateConfig
 import GateCore
+import LinuxHardware
 public import Logging
 public import WebUI
 
@@ -31,6 +32,7 @@ extension WebGate {
                                   book: book, wakeFD: wakeFD, log: log, fps: board.camera?.fps ?? 30,
                                   minHeight: settings.detectorConfig(width: frameWidth).minCrossingHeight)
             web.boardHasCamera = board.camera != nil
+            web.bridge.wallClock.connect(SystemWallClock())
             web.start(host: host, port: port)
             return web
         } catch {

@@ -78,6 +78,8 @@ public final class GateBridge: Sendable {
     public let ski = SkiDeskSlot()
     /// The rowing hub, on a gate with `[rowing]`.
     public let rowing = RowingDeskSlot()
+    /// The gate's wall clock, which an offline gate takes from a coach's phone.
+    public let wallClock = WallClockSlot()
     private let wake: @Sendable () -> Void
 
     /// Why: a person presses buttons a few times per second; 64 covers a burst from

@@ -132,6 +132,7 @@ public struct WebServer: Sendable {
         addGPSRoutes(to: router)
         addSkiRoutes(to: router)
         addRowingRoutes(to: router)
+        addClockRoutes(to: router)
         return router
     }
 
