@@ -108,6 +108,9 @@ struct DemoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --rowing: the synthetic ergs row this many times faster than real time (1...20).", valueName: "factor"))
     var rowingSpeed: Double = 1
 
+    @Option(help: ArgumentHelp("With --web: the page's clock is a pretend one this many days behind and not synchronised, as an offline board's is after a power cut, so the page sets it from the browser's time (only the pretend clock moves, never this computer's).", valueName: "days"))
+    var offlineClockDays: Double?
+
     @OptionGroup(title: "Clock and multi-gate race (with --web)")
     var peers: PeerArguments
 
@@ -124,6 +127,7 @@ struct DemoCommand: ParsableCommand {
                 fail("--mqtt-device \"\(mqttDevice)\" must be 1 to 64 characters without /, + or #")
             }
             if let r = rowing, !(1...8).contains(r) { fail("--rowing \(r) is outside 1...8 ergs") }
+            if let d = offlineClockDays, !(0...10_000).contains(d) { fail("--offline-clock-days \(d) is outside 0...10000") }
             guard (1...20).contains(rowingSpeed) else { fail("--rowing-speed \(rowingSpeed) is outside 1...20") }
             if loneGate || passPhase != nil || buttonRelease != nil || peers.givesGateOptions {
                 try runLive(port: port)
@@ -227,6 +231,9 @@ extension DemoCommand {
                                         "state directory": stateDir, "mode": mode],
                               book: book, wakeFD: wakeFD, log: log, fps: Int(spec.fps), minHeight: minHeight)
         } catch { fail("\(error)") }
+        if let days = offlineClockDays {
+            web.bridge.wallClock.connect(PretendWallClock(behindMs: Int64(days * 86_400_000)))
+        }
         web.start(host: webHost, port: port)
         print("web PIN: \(web.server.pin.value)")
         return web

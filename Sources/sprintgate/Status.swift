@@ -36,10 +36,23 @@ struct StatusCommand: ParsableCommand {
         let age = Sys.monotonicNow().nanoseconds - updated
         print(text, terminator: "")
         printPIN(settings.stateDirectory)
+        printWallClock()
         if updated == 0 || age > 5_000_000_000 || age < 0 {
             print("stale: the gate has not updated this for \(age / 1_000_000_000) s; it is probably not running (`journalctl -u sprintgate`)")
             throw ExitCode(3)
         }
+    }
+}
+
+/// Whether a time service keeps the wall clock, and how to set it when none does.
+func printWallClock() {
+    do {
+        let state = try SystemWallClock().state()
+        print(state.synchronised
+              ? "wall_clock: synchronised (a time service keeps it)"
+              : "wall_clock: not synchronised: open the page with the PIN on a phone and it takes the phone's time")
+    } catch {
+        print("wall_clock: \(error)")
     }
 }
 
