@@ -34,6 +34,16 @@ def rows(table):
 until("document.getElementById('link').textContent === 'live'", "the board did not go live")
 js(f"document.getElementById('pin').value = '{pin}'; document.getElementById('btn-pin').click()")
 until("document.getElementById('pin-state').textContent === 'unlocked'", "the PIN was not accepted")
+# The demo's clock stands for an offline Pi's after a power cut (--offline-clock-days 400):
+# once unlocked, the page sets it from the phone's time and says by how much it was off.
+until("/^Gate clock set from this phone: it was 400 days behind\\./.test(document.getElementById('message').textContent)",
+      "the page did not set the offline gate's clock from the phone")
+clock = get_json("/api/clock")
+if abs(clock["wallMs"] - time.time() * 1000) > 3000 or not clock.get("setFromPhone") or clock["synchronised"]:
+    raise SystemExit(f"FAIL: after the page set it, the gate's clock reads {clock}")
+until("/not synchronised, set from a phone\\./.test(document.getElementById('clock-state').textContent)",
+      "Settings does not say the clock was set from a phone")
+print("ok: the offline gate's clock set from the phone:", js("document.getElementById('clock-state').textContent"))
 ana = post("POST", "/api/athletes", {"name": "Ana Runner", "colour": "red"})
 ben = post("POST", "/api/athletes", {"name": "Ben Sprinter", "colour": "green"})
 until("document.querySelectorAll('#sel-athlete option').length >= 3", "the new athletes are not in the Next run menu")

@@ -327,6 +327,49 @@ function toast(news, unit) {
   state.toastTimer = setTimeout(() => { t.hidden = true; }, 8000);
 }
 
+// The gate's wall clock. A Pi has no battery clock: offline at a track, it starts with the
+// date it had when it was last running, and every run's date and session rest on it. A
+// phone has network time, so a phone with the PIN sets an unsynchronised gate's clock as
+// soon as the two are more than 5 s apart; a gate a time service (NTP) keeps is left alone.
+const clockTolerance = 5000;
+function span(ms) {
+  const s = Math.abs(ms) / 1000;
+  if (s >= 2 * 86400) return Math.round(s / 86400) + " days";
+  if (s >= 2 * 3600) return Math.round(s / 3600) + " hours";
+  if (s >= 120) return Math.round(s / 60) + " minutes";
+  return Math.round(s) + " s";
+}
+function showClock(c, behindMs) {
+  const at = new Date(c.wallMs).toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+  let text = "Gate clock " + at + ": ";
+  if (c.synchronised) text += "kept by a time service (NTP).";
+  else {
+    text += "not synchronised";
+    if (Math.abs(behindMs) > clockTolerance) text += ", " + span(behindMs) + (behindMs > 0 ? " behind" : " ahead of") + " this phone.";
+    else text += c.setFromPhone ? ", set from a phone." : ", within 5 s of this phone.";
+    if (!state.pin) text += " Enter the PIN to set it from this phone.";
+  }
+  $("clock-state").textContent = text;
+  $("btn-clock").disabled = c.synchronised || !state.pin;
+  $("clock-section").hidden = false;
+}
+async function checkClock(pressed) {
+  let c;
+  const t0 = Date.now();
+  try { c = await api("GET", "/api/clock"); } catch (e) { $("clock-section").hidden = true; return; }
+  // How far the gate's clock is behind this phone's, at the middle of the request.
+  const behind = (t0 + Date.now()) / 2 - c.wallMs;
+  showClock(c, behind);
+  if (c.synchronised || !state.pin || (!pressed && Math.abs(behind) <= clockTolerance)) return;
+  try {
+    const now = await api("POST", "/api/clock", { wallMs: Date.now() });
+    showClock(now, Date.now() - now.wallMs);
+    say(Math.abs(behind) > clockTolerance
+      ? "Gate clock set from this phone: it was " + span(behind) + (behind > 0 ? " behind." : " ahead.")
+      : "Gate clock set from this phone.");
+  } catch (e) { say("The gate's clock was not set: " + e.message, true); }
+}
+
 // Sessions: runs close together in time. Open one to see its runs fastest first.
 async function loadSessions() {
   const ul = $("sessions");
@@ -567,6 +610,8 @@ function runVideos(r, videos, defaults) {
     row.append(w, d);
     if (v.source === "gate" && v.truncatedStart)
       row.append(el("span", " Starts " + fmt(v.startSeconds, 2) + " s before the run: video had only just been switched on.", "small"));
+    if (v.source === "gate" && v.truncatedEnd)
+      row.append(el("span", " Ends early: video was switched off before the clip's last seconds were recorded.", "small"));
     if (v.source === "phone") {
       const fps = v.frames && v.seconds > 0 ? v.frames / v.seconds : 30;
       const back = el("button", "◀ Frame"), fwd = el("button", "Frame ▶"), here = el("button", "The start is here");
@@ -1038,9 +1083,10 @@ function wire() {
   $("a-q").oninput = () => showAthletes();
   $("btn-pin").onclick = async () => {
     const p = $("pin").value.trim();
-    try { state.pin = ""; await api("POST", "/api/pin", { pin: p }); setPin(p); say("Unlocked."); $("pin").value = ""; }
+    try { state.pin = ""; await api("POST", "/api/pin", { pin: p }); setPin(p); say("Unlocked."); $("pin").value = ""; checkClock(false); }
     catch (e) { say(e.message, true); }
   };
+  $("btn-clock").onclick = () => checkClock(true);
   $("h-go").onclick = newHistory;
   $("h-q").onkeydown = (e) => { if (e.key === "Enter") newHistory(); };
   for (const id of ["h-athlete", "h-preset", "h-start", "h-distance", "h-gates", "h-sort", "h-from", "h-to"]) $(id).onchange = newHistory;
@@ -1154,7 +1200,8 @@ window.addEventListener("DOMContentLoaded", async () => {
   wireTabs(); wire(); setPin(state.pin);
   // A PIN this phone kept from before is checked: another gate at the same address, or a
   // PIN changed since, asks for it again (a wrong one answers 401, which clears it).
-  if (state.pin) api("POST", "/api/pin", { pin: state.pin }).catch(() => {});
+  const pinChecked = state.pin ? api("POST", "/api/pin", { pin: state.pin }).catch(() => {}) : Promise.resolve();
+  pinChecked.then(() => checkClock(false));
   try { await loadSettings(); } catch (e) { say("Cannot load settings: " + e.message, true); }
   await loadAthletes(); refreshLists(); connect(); requestAnimationFrame(runClock);
   if (window.SprintGateCalc) window.SprintGateCalc();
