@@ -84,6 +84,10 @@ public struct ClipPackets: Hashable, Sendable {
     public var through: UInt64
     /// Whether the ring had already lost part of the window's start.
     public var truncatedStart: Bool
+    /// Whether the ring holds nothing past the window's last frame and that frame comes
+    /// before the window's end: the clip was cut with what the ring held (the delay mode
+    /// went off, or the camera stopped, before the post-roll was captured).
+    public var truncatedEnd: Bool
 
     /// Finds a window's packets in `ring`; nil when the ring holds none of them.
     public init?(_ window: ClipWindow, in ring: PacketRing) {
@@ -101,6 +105,7 @@ public struct ClipPackets: Hashable, Sendable {
         decodeFrom = ring.keyframe(atOrBefore: show)
         showFrom = show
         through = last
+        truncatedEnd = last == ring.end - 1 && ring.time(last) < window.end
     }
 
     /// Frames the clip shows.

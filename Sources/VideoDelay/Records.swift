@@ -112,13 +112,16 @@ public struct ClipRecord: Codable, Sendable, Hashable {
     public var bytes: Int
     /// Whether the buffer had already lost part of the pre-roll.
     public var truncatedStart: Bool
+    /// Whether the clip ends before its post-roll did: it was cut with what the buffer
+    /// held when the delay mode went off.
+    public var truncatedEnd: Bool
     /// When the clip was saved, seconds since 1970.
     public var savedAt: Double
 
     public var seconds: Double { Double(endNs - startNs) / 1e9 }
 
     public init(id: String, session: String, index: Int, kind: String, markNs: Int64, markSequence: UInt64, startNs: Int64,
-                endNs: Int64, frames: Int, bytes: Int, truncatedStart: Bool, savedAt: Double) {
+                endNs: Int64, frames: Int, bytes: Int, truncatedStart: Bool, truncatedEnd: Bool = false, savedAt: Double) {
         self.id = id
         self.session = session
         self.index = index
@@ -130,7 +133,30 @@ public struct ClipRecord: Codable, Sendable, Hashable {
         self.frames = frames
         self.bytes = bytes
         self.truncatedStart = truncatedStart
+        self.truncatedEnd = truncatedEnd
         self.savedAt = savedAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, session, index, kind, markNs, markSequence, startNs, endNs, frames, bytes, truncatedStart, truncatedEnd, savedAt
+    }
+
+    /// Why by hand: session files written before `truncatedEnd` existed have no such key.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        session = try c.decode(String.self, forKey: .session)
+        index = try c.decode(Int.self, forKey: .index)
+        kind = try c.decode(String.self, forKey: .kind)
+        markNs = try c.decode(Int64.self, forKey: .markNs)
+        markSequence = try c.decode(UInt64.self, forKey: .markSequence)
+        startNs = try c.decode(Int64.self, forKey: .startNs)
+        endNs = try c.decode(Int64.self, forKey: .endNs)
+        frames = try c.decode(Int.self, forKey: .frames)
+        bytes = try c.decode(Int.self, forKey: .bytes)
+        truncatedStart = try c.decode(Bool.self, forKey: .truncatedStart)
+        truncatedEnd = try c.decodeIfPresent(Bool.self, forKey: .truncatedEnd) ?? false
+        savedAt = try c.decode(Double.self, forKey: .savedAt)
     }
 }
 
@@ -202,11 +228,14 @@ public struct RunVideoRecord: Codable, Sendable, Hashable {
     public var bytes: Int
     /// The gate's clip: the buffer no longer held the first frames asked for.
     public var truncatedStart: Bool
+    /// The gate's clip ends before its post-roll did: it was cut with what the buffer held
+    /// when the delay mode went off.
+    public var truncatedEnd: Bool
     /// Unix seconds.
     public var savedAt: Double
 
     public init(runID: Int64, source: RunVideoSource, startSeconds: Double?, width: Int, height: Int, seconds: Double,
-                frames: Int?, bytes: Int, truncatedStart: Bool = false, savedAt: Double) {
+                frames: Int?, bytes: Int, truncatedStart: Bool = false, truncatedEnd: Bool = false, savedAt: Double) {
         self.runID = runID
         self.source = source
         self.startSeconds = startSeconds
@@ -216,6 +245,27 @@ public struct RunVideoRecord: Codable, Sendable, Hashable {
         self.frames = frames
         self.bytes = bytes
         self.truncatedStart = truncatedStart
+        self.truncatedEnd = truncatedEnd
         self.savedAt = savedAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case runID, source, startSeconds, width, height, seconds, frames, bytes, truncatedStart, truncatedEnd, savedAt
+    }
+
+    /// Why by hand: records written before `truncatedEnd` existed have no such key.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        runID = try c.decode(Int64.self, forKey: .runID)
+        source = try c.decode(RunVideoSource.self, forKey: .source)
+        startSeconds = try c.decodeIfPresent(Double.self, forKey: .startSeconds)
+        width = try c.decode(Int.self, forKey: .width)
+        height = try c.decode(Int.self, forKey: .height)
+        seconds = try c.decode(Double.self, forKey: .seconds)
+        frames = try c.decodeIfPresent(Int.self, forKey: .frames)
+        bytes = try c.decode(Int.self, forKey: .bytes)
+        truncatedStart = try c.decode(Bool.self, forKey: .truncatedStart)
+        truncatedEnd = try c.decodeIfPresent(Bool.self, forKey: .truncatedEnd) ?? false
+        savedAt = try c.decode(Double.self, forKey: .savedAt)
     }
 }

@@ -470,6 +470,9 @@ public final class DelayVideo: @unchecked Sendable {
         return Written(origin: origin, markPacket: markPacket, endTime: endTime, bytes: bytes)
     }
 
+    /// What the log adds for a clip cut before its post-roll was recorded.
+    static let cutShort = ", cut short: video went off before its post-roll was recorded"
+
     /// Writes a clip of a session with its thumbnail and adds it to the library.
     private func save(_ packets: ClipPackets, window: ClipWindow, kind: String, session: String, shown: DelayedPicture?) throws {
         let started = clock()
@@ -485,10 +488,11 @@ public final class DelayVideo: @unchecked Sendable {
             markNs: locked { ring.contains(marked) ? ring.time(marked).nanoseconds : window.mark.time.nanoseconds },
             markSequence: locked { ring.contains(marked) ? ring.sequence(marked) : window.mark.sequence },
             startNs: w.origin.nanoseconds, endNs: w.endTime.nanoseconds, frames: packets.frameCount, bytes: w.bytes,
-            truncatedStart: packets.truncatedStart, savedAt: Date().timeIntervalSince1970)
+            truncatedStart: packets.truncatedStart, truncatedEnd: packets.truncatedEnd,
+                    savedAt: Date().timeIntervalSince1970)
         try library.add(record, thumbnail: thumbnail)
         shared.withLock { $0.savedClips.append(record); $0.status.problem = nil; $0.status.clipsSaved += 1 }
-        log.notice("video: clip \(record.id) saved (\(record.frames) frames, \(w.bytes / 1024) KiB)")
+        log.notice("video: clip \(record.id) saved (\(record.frames) frames, \(w.bytes / 1024) KiB)\(record.truncatedEnd ? Self.cutShort : "")")
     }
 
     /// Cuts every timed run whose post-roll is captured (all of them on the final pass, with
@@ -515,11 +519,12 @@ public final class DelayVideo: @unchecked Sendable {
                 let record = RunVideoRecord(
                     runID: run.id, source: .gate, startSeconds: run.start.since(w.origin).seconds, width: config.width,
                     height: config.height, seconds: w.endTime.since(w.origin).seconds, frames: packets.frameCount, bytes: w.bytes,
-                    truncatedStart: packets.truncatedStart, savedAt: Date().timeIntervalSince1970)
+                    truncatedStart: packets.truncatedStart, truncatedEnd: packets.truncatedEnd,
+                    savedAt: Date().timeIntervalSince1970)
                 try shelf.add(record)
                 let spent = clock().since(started).seconds
                 shared.withLock { $0.status.clipSeconds += spent }
-                log.notice("video: run \(run.id)'s clip saved (\(record.frames ?? 0) frames, \(w.bytes / 1024) KiB)")
+                log.notice("video: run \(run.id)'s clip saved (\(record.frames ?? 0) frames, \(w.bytes / 1024) KiB)\(record.truncatedEnd ? Self.cutShort : "")")
             } catch {
                 note("\(error)")
                 done -= 1

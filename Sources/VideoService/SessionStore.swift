@@ -63,6 +63,10 @@ final class VideoSessionStore: Sendable {
                 CREATE INDEX video_clip_session ON video_clip(session, idx);
                 """)
         }
+        // Clips cut short at their end (the delay mode went off during the post-roll).
+        m.registerMigration("v2 truncated_end") { db in
+            try db.execute(sql: "ALTER TABLE video_clip ADD COLUMN truncated_end INTEGER NOT NULL DEFAULT 0")
+        }
         return m
     }
 
@@ -74,7 +78,8 @@ final class VideoSessionStore: Sendable {
                 for r in try Row.fetchAll(db, sql: "SELECT * FROM video_clip ORDER BY session, idx") {
                     let c = ClipRecord(id: r["id"], session: r["session"], index: r["idx"], kind: r["kind"], markNs: r["mark_ns"],
                                        markSequence: UInt64(bitPattern: r["mark_sequence"]), startNs: r["start_ns"], endNs: r["end_ns"],
-                                       frames: r["frames"], bytes: r["bytes"], truncatedStart: r["truncated_start"], savedAt: r["saved_at"])
+                                       frames: r["frames"], bytes: r["bytes"], truncatedStart: r["truncated_start"],
+                                       truncatedEnd: r["truncated_end"], savedAt: r["saved_at"])
                     clips[c.session, default: []].append(c)
                 }
                 return try Row.fetchAll(db, sql: "SELECT * FROM video_session ORDER BY started_at, id").map { r in
@@ -112,9 +117,9 @@ final class VideoSessionStore: Sendable {
                 for c in record.clips {
                     try db.execute(sql: """
                         INSERT INTO video_clip (id, session, idx, kind, mark_ns, mark_sequence, start_ns, end_ns, frames, bytes,
-                                                truncated_start, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                                truncated_start, truncated_end, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """, arguments: [c.id, c.session, c.index, c.kind, c.markNs, Int64(bitPattern: c.markSequence), c.startNs, c.endNs,
-                                         c.frames, c.bytes, c.truncatedStart, c.savedAt])
+                                         c.frames, c.bytes, c.truncatedStart, c.truncatedEnd, c.savedAt])
                 }
             }
         } catch {

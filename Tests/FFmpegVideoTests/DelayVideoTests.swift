@@ -295,4 +295,32 @@ extension DelayVideoTests {
         #expect(moved.sessions == [legacy] && moved.clip(old + "-1") == clip)
         #expect(try moved.scoreCard(old)?.total == 29)
     }
+
+    @Test("a session history written before clips said whether their end was cut opens with every session and clip, each not cut at its end")
+    func olderSessionHistoryOpens() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // sessions.sqlite as the release before kept it: the first migration only, one session
+        // with a marked clip and a quick save whose start the buffer had cut.
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("StoreFixtures/video-sessions-v1.sqlite").path
+        try FileManager.default.createDirectory(atPath: dir + "/video/20261101-093000", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: fixture, toPath: dir + "/video/sessions.sqlite")
+        for i in 1...2 { FileManager.default.createFile(atPath: dir + "/video/20261101-093000/\(i).mp4", contents: Data([0, 0, 0, 8])) }
+        let library = try ClipLibrary(directory: dir + "/video")
+        let session = try #require(library.sessions.first)
+        #expect(library.sessions.count == 1 && session.delaySeconds == 5 && session.endedAt == 1_793_526_000)
+        #expect(session.clips.map(\.id) == ["20261101-093000-1", "20261101-093000-2"])
+        #expect(session.clips.map(\.truncatedStart) == [false, true])
+        #expect(session.clips.map(\.truncatedEnd) == [false, false])
+        #expect(session.clips.map(\.frames) == [210, 150] && session.clips.map(\.bytes) == [123_456, 65_432])
+        let cut = ClipRecord(id: "20261101-093000-3", session: "20261101-093000", index: 3, kind: "mark", markNs: 12_000_000_000,
+                             markSequence: 360, startNs: 10_000_000_000, endNs: 12_300_000_000, frames: 69, bytes: 4_000,
+                             truncatedStart: false, truncatedEnd: true, savedAt: 1_793_525_430)
+        // A record from a release without the key decodes as not cut at its end.
+        var json = String(decoding: try JSONEncoder().encode(cut), as: UTF8.self)
+        json = json.replacingOccurrences(of: "\"truncatedEnd\":true,", with: "").replacingOccurrences(of: ",\"truncatedEnd\":true", with: "")
+        #expect(!json.contains("truncatedEnd"))
+        #expect(try JSONDecoder().decode(ClipRecord.self, from: Data(json.utf8)).truncatedEnd == false)
+    }
 }

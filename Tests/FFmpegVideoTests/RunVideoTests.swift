@@ -50,7 +50,7 @@ struct RunVideoTests {
         #expect(eventually { shelf.video(run: 7, source: .gate) != nil })
         let record = try #require(shelf.video(run: 7, source: .gate))
         // Frames 16 (the first at or after start − 1 s) to 90 (the last at or before finish + 0.5 s).
-        #expect(record.frames == 75 && !record.truncatedStart)
+        #expect(record.frames == 75 && !record.truncatedStart && !record.truncatedEnd)
         #expect(abs((record.startSeconds ?? 0) - start.since(scene.time(16)).seconds) < 1e-6)
         #expect(abs(record.seconds - scene.time(90).since(scene.time(16)).seconds) < 1e-6)
         #expect(record.width == 320 && record.height == 240)
@@ -65,6 +65,38 @@ struct RunVideoTests {
         let again = try RunVideoShelf(directory: dir + "/run-videos")
         #expect(again.video(run: 7, source: .gate) == record)
         #expect(again.runs(with: .gate) == [7])
+    }
+
+    @Test("a run whose post-roll is not yet recorded when video goes off is cut with what the buffer holds, and its end is marked cut")
+    func clipCutWhenVideoGoesOff() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scene = MovingScene(width: 320, height: 240, fps: 30)
+        let clock = TestClock()
+        clock.set(scene.time(0))
+        let shelf = try RunVideoShelf(directory: dir + "/run-videos")
+        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
+                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0.5), availableMemory: 64 << 20)
+        let video = DelayVideo(config: config, library: try ClipLibrary(directory: dir + "/video"), runVideos: shelf,
+                               clock: { clock.now }, log: Logger(label: "test"))
+        video.start()
+        // Finished 5 ms after frame 75, its post-roll running to frame 90; video goes off after frame 81.
+        let start = scene.time(45) + .milliseconds(5), finish = scene.time(75) + .milliseconds(5)
+        for i in 0..<82 {
+            clock.set(scene.time(i))
+            scene.luma(i).withUnsafeBytes { p in
+                #expect(video.tap.offer(FrameView(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: 320, format: .gray8,
+                                                  sequence: UInt64(i), timestamp: scene.time(i))))
+            }
+            #expect(eventually { video.status.framesEncoded == UInt64(i + 1) }, "frame \(i) not encoded")
+            if i == 80 { video.clipRun(id: 9, start: start, finish: finish) }
+        }
+        video.stop()
+        let record = try #require(shelf.video(run: 9, source: .gate))
+        // Frames 16 to 81: the end is cut, the start is whole.
+        #expect(record.frames == 66 && record.truncatedEnd && !record.truncatedStart)
+        #expect(abs(record.seconds - scene.time(81).since(scene.time(16)).seconds) < 1e-6)
+        #expect(try RunVideoShelf(directory: dir + "/run-videos").video(run: 9, source: .gate)?.truncatedEnd == true)
     }
 
     @Test("drawn once per choice of parts and kept; a phone upload that is not a video is refused and deleted; a phone video is drawn from its marked start, upright and trimmed around the run")

@@ -36,7 +36,7 @@ struct ClipAndTapTests {
         let c = try #require(ClipPackets(w, in: ring))
         #expect(c.showFrom == 150 && c.through == 400)
         #expect(c.decodeFrom == 150)
-        #expect(!c.truncatedStart)
+        #expect(!c.truncatedStart && !c.truncatedEnd)
         #expect(c.frameCount == 251)
         // A window starting between frames starts at the next frame, decoded from its keyframe.
         let odd = ClipWindow(mark: Mark(time: stream.time(400) + .milliseconds(3), sequence: 400),
@@ -46,6 +46,12 @@ struct ClipAndTapTests {
         // Post-roll not yet captured.
         let late = ClipWindow(mark: Mark(time: stream.time(490), sequence: 490), roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 2))
         #expect(!late.isComplete(newest: ring.time(ring.end - 1)))
+        // Cut now (the delay mode going off): what the ring holds, and its end marked cut.
+        let cut = try #require(ClipPackets(late, in: ring))
+        #expect(cut.truncatedEnd && !cut.truncatedStart && cut.through == 499)
+        // A window ending exactly on the newest frame is whole.
+        let exact = ClipWindow(mark: Mark(time: stream.time(499), sequence: 499), roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0))
+        #expect(try #require(ClipPackets(exact, in: ring)).truncatedEnd == false)
         // A mark older than the ring keeps what is left, and says so.
         let old = ClipWindow(mark: Mark(time: MonotonicInstant(seconds: 0.5), sequence: 25), roll: try RollSetting(preRollSeconds: 5, postRollSeconds: 1))
         ring.removeAll()
@@ -53,7 +59,7 @@ struct ClipAndTapTests {
         #expect(ClipPackets(old, in: ring) == nil)  // nothing of 0–1.5 s is left
         let partial = ClipWindow(mark: Mark(time: stream.time(505), sequence: 505), roll: try RollSetting(preRollSeconds: 5, postRollSeconds: 0))
         let p = try #require(ClipPackets(partial, in: ring))
-        #expect(p.truncatedStart && p.showFrom == 500 && p.through == 505)
+        #expect(p.truncatedStart && !p.truncatedEnd && p.showFrom == 500 && p.through == 505)
     }
 
     @Test("the budget takes 70 % of available memory and says how long it holds")

@@ -134,7 +134,7 @@ async function loadClips() {
       const img = el("img"); img.src = "/api/video/clips/" + c.id + ".jpg"; img.alt = "Clip " + c.index;
       img.onclick = () => play(c.id);
       const text = el("span", ({ buffer: "Buffer ", trim: "Part " }[c.kind] || "Clip ") + c.index + " · " + fmt((c.endNs - c.startNs) / 1e9, 1) + " s · " + mb(c.bytes) +
-        (c.truncatedStart ? " · start cut by the buffer" : ""));
+        (c.truncatedStart ? " · start cut by the buffer" : "") + (c.truncatedEnd ? " · end cut: video went off" : ""));
       const open = el("button", "Play"); open.onclick = () => play(c.id);
       row.append(tick, img, text, open);
       box.append(row);
