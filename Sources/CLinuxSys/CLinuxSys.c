@@ -173,14 +173,15 @@ int sprintgate_thread_nice(int increment) {
     return setpriority(PRIO_PROCESS, tid, now + increment);
 }
 
-int sprintgate_wall_clock_read(int64_t *unix_ms) {
+int sprintgate_wall_clock_read(int64_t *unix_ms, int64_t *boot_ms) {
     struct timex tx;
     memset(&tx, 0, sizeof tx); /* modes 0: read only */
     int state = adjtimex(&tx);
     if (state == -1) return -1;
-    struct timespec ts;
-    if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return -1;
+    struct timespec ts, boot;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0) return -1;
     *unix_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    *boot_ms = (int64_t)boot.tv_sec * 1000 + boot.tv_nsec / 1000000;
     return (state == TIME_ERROR || (tx.status & STA_UNSYNC)) ? 0 : 1;
 }
 

@@ -196,9 +196,13 @@ public struct WallClockState: Sendable, Hashable {
     /// A time service (chrony, ntpd, systemd-timesyncd) keeps the clock synchronised. An
     /// offline board without a battery clock is not: its date is whatever it last saved.
     public var synchronised: Bool
-    public init(wallMs: Int64, synchronised: Bool) {
+    /// Milliseconds since the board started (the process, for a clock that stands for a
+    /// board's): every wall time this boot stamped lies in `wallMs - sinceBootMs ... wallMs`.
+    public var sinceBootMs: Int64
+    public init(wallMs: Int64, synchronised: Bool, sinceBootMs: Int64) {
         self.wallMs = wallMs
         self.synchronised = synchronised
+        self.sinceBootMs = sinceBootMs
     }
 }
 

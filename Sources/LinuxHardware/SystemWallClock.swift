@@ -12,10 +12,10 @@ public struct SystemWallClock: WallClock {
     public init() {}
 
     public func state() throws(DeviceError) -> WallClockState {
-        var wallMs: Int64 = 0
-        let synced = sprintgate_wall_clock_read(&wallMs)
+        var wallMs: Int64 = 0, bootMs: Int64 = 0
+        let synced = sprintgate_wall_clock_read(&wallMs, &bootMs)
         guard synced >= 0 else { throw DeviceError(operation: "adjtimex", errno: errno, path: "CLOCK_REALTIME") }
-        return WallClockState(wallMs: wallMs, synchronised: synced == 1)
+        return WallClockState(wallMs: wallMs, synchronised: synced == 1, sinceBootMs: bootMs)
     }
 
     public func set(wallMs: Int64) throws(DeviceError) {

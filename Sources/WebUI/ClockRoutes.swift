@@ -4,6 +4,7 @@
 
 import Foundation
 public import GateCore
+import SQLiteStore
 import Hummingbird
 import Logging
 import Synchronization
@@ -25,12 +26,18 @@ public final class WallClockSlot: Sendable {
     func record(_ s: Step) { last.withLock { $0 = s } }
 }
 
-/// What `GET /api/clock` answers.
+/// What `GET /api/clock` answers (and `POST`, with what the step moved).
 struct ClockView: Encodable {
     var wallMs: Int64
     var synchronised: Bool
     /// The last time the page set the clock, since the gate started.
     var setFromPhone: WallClockSlot.Step?
+    /// The stored records whose dates the step moved (`POST` only).
+    var moved: WallShift?
+    /// The wall times this boot stamped: from the boot to now, as the clock read.
+    var bootWindow: ClosedRange<Int64>
+
+    private enum CodingKeys: String, CodingKey { case wallMs, synchronised, setFromPhone, moved }
 }
 
 extension WebServer {
@@ -49,7 +56,8 @@ extension WebServer {
     func clockView(_ c: any WallClock) throws -> ClockView {
         do {
             let s = try c.state()
-            return ClockView(wallMs: s.wallMs, synchronised: s.synchronised, setFromPhone: bridge.wallClock.lastStep)
+            return ClockView(wallMs: s.wallMs, synchronised: s.synchronised, setFromPhone: bridge.wallClock.lastStep,
+                             bootWindow: (s.wallMs - s.sinceBootMs)...s.wallMs)
         } catch {
             throw APIError(.serviceUnavailable, field: "clock", reason: "the clock cannot be read: \(error)")
         }
@@ -82,7 +90,21 @@ extension WebServer {
             let step = wallMs - before.wallMs
             s.bridge.wallClock.record(.init(atWallMs: wallMs, stepMs: step))
             s.logger.notice("wall clock set from the page (\(s.client(context))): it read \(Self.isoDate(before.wallMs)), now \(Self.isoDate(wallMs)) (a step of \(Double(step) / 1000) s)")
-            return try s.json(try s.clockView(clock))
+            // What this boot stored was stamped by the clock just stepped: it moves by the
+            // same step. (Records from earlier boots keep their dates.)
+            var moved: WallShift?
+            do {
+                moved = try s.book.shiftWallTimes(in: before.bootWindow, by: step)
+                s.hub.bookChanged()
+                if let m = moved, m != WallShift() {
+                    s.logger.notice("dates moved by the clock's step: \(m.runs) runs, \(m.sessions) sessions, \(m.gpsRuns) GPS runs, \(m.skiTracks) ski tracks, \(m.ergSessions) erg sessions")
+                }
+            } catch {
+                s.logger.warning("the dates stored since the gate started were not moved by the clock's step: \(error)")
+            }
+            var view = try s.clockView(clock)
+            view.moved = moved
+            return try s.json(view)
         }
     }
 

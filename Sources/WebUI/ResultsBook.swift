@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Run history, athletes and personal bests as the web page needs them, behind one protocol.
 
+public import SQLiteStore
 import Synchronization
 
 /// One timed run in the history.
@@ -291,6 +292,9 @@ public protocol ResultsBook: Sendable {
     func storage() throws(ResultsBookError) -> StorageSummary
     /// Deletes every run, session, image, athlete and best; returns how many runs went.
     func clearAll() throws(ResultsBookError) -> Int
+    /// Moves every stored wall time within `window` by `stepMs` (the wall clock was stepped;
+    /// see `RunStore.shiftWallTimes`); returns what moved.
+    func shiftWallTimes(in window: ClosedRange<Int64>, by stepMs: Int64) throws(ResultsBookError) -> WallShift
     /// The rotating roster in running order (empty: none).
     func roster() throws(ResultsBookError) -> [Athlete]
     /// Sets the roster (empty stops it); the next run goes to its first athlete.
@@ -333,6 +337,9 @@ extension ResultsBook {
     public func bestBefore(runID: Int64) throws(ResultsBookError) -> Double? { throw Self.needsDatabase }
     public func storage() throws(ResultsBookError) -> StorageSummary { throw Self.needsDatabase }
     public func clearAll() throws(ResultsBookError) -> Int { throw Self.needsDatabase }
+    public func shiftWallTimes(in window: ClosedRange<Int64>, by stepMs: Int64) throws(ResultsBookError) -> WallShift {
+        throw Self.needsDatabase
+    }
     public func correctFinish(id: Int64, offsetMs: Double?) throws(ResultsBookError) -> RunRecord { throw Self.needsDatabase }
     public func roster() throws(ResultsBookError) -> [Athlete] { [] }
     public func setRoster(_ athleteIDs: [Int64]) throws(ResultsBookError) { throw Self.needsDatabase }

@@ -290,6 +290,12 @@ public final class SQLiteResultsBook: ResultsBook {
         return n
     }
 
+    public func shiftWallTimes(in window: ClosedRange<Int64>, by stepMs: Int64) throws(ResultsBookError) -> WallShift {
+        let moved = try map { () throws(StoreError) in try store.shiftWallTimes(in: window, by: stepMs) }
+        changes.add(1, ordering: .relaxed)
+        return moved
+    }
+
     public func photo(id: Int64) throws(ResultsBookError) -> [UInt8]? {
         _ = try run(id: id)
         return try map { () throws(StoreError) in try store.photo(runID: id) }?.jpeg

@@ -10,12 +10,14 @@ import Synchronization
 /// Setting it moves only its own offset; this computer's clock is never touched.
 final class PretendWallClock: WallClock {
     private let offsetMs: Mutex<Int64>
+    private let createdMs = PretendWallClock.hostMs()
     init(behindMs: Int64) { offsetMs = Mutex(-behindMs) }
 
     private static func hostMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
     func state() throws(DeviceError) -> WallClockState {
-        WallClockState(wallMs: Self.hostMs() + offsetMs.withLock { $0 }, synchronised: false)
+        let host = Self.hostMs()
+        return WallClockState(wallMs: host + offsetMs.withLock { $0 }, synchronised: false, sinceBootMs: host - createdMs)
     }
 
     func set(wallMs: Int64) throws(DeviceError) {

@@ -15,8 +15,8 @@ final class FakeWallClock: WallClock {
     let reading: Mutex<WallClockState>
     let steps = Mutex<[Int64]>([])
     let refuses: Bool
-    init(wallMs: Int64, synchronised: Bool, refuses: Bool = false) {
-        reading = Mutex(WallClockState(wallMs: wallMs, synchronised: synchronised))
+    init(wallMs: Int64, synchronised: Bool, sinceBootMs: Int64 = 3_600_000, refuses: Bool = false) {
+        reading = Mutex(WallClockState(wallMs: wallMs, synchronised: synchronised, sinceBootMs: sinceBootMs))
         self.refuses = refuses
     }
     func state() throws(DeviceError) -> WallClockState { reading.withLock { $0 } }
@@ -62,6 +62,28 @@ struct ClockRouteTests {
                 #expect(r.json["setFromPhone"] != nil)
             }
         }
+    }
+
+    @Test("the runs this boot stored on the unset clock move by the step; an earlier boot's stay; the answer says what moved")
+    func storedRunsMoveWithTheClock() async throws {
+        let f = Fixture()
+        // Up for an hour on the stale clock: two runs in it, one from before the boot.
+        let clock = FakeWallClock(wallMs: Self.stale, synchronised: false, sinceBootMs: 3_600_000)
+        f.bridge.wallClock.connect(clock)
+        let old = try f.book.record(f.run(3.30, at: Double(Self.stale - 172_800_000) / 1000))
+        let a = try f.book.record(f.run(3.20, at: Double(Self.stale - 1_800_000) / 1000))
+        let b = try f.book.record(f.run(3.10, at: Double(Self.stale - 60_000) / 1000))
+        try await f.test { client in
+            try await client.execute(uri: "/api/clock", method: .post, headers: pinHeader, body: body("{\"wallMs\": \(Self.phone)}")) { r in
+                #expect(r.status == .ok)
+                let moved = try #require(r.json["moved"] as? [String: Any])
+                #expect(moved["runs"] as? Int == 2 && moved["sessions"] as? Int == 1)
+            }
+        }
+        let step = Double(Self.phone - Self.stale) / 1000
+        #expect(try f.book.run(id: a.id).wallTime == Double(Self.stale - 1_800_000) / 1000 + step)
+        #expect(try f.book.run(id: b.id).wallTime == Double(Self.stale - 60_000) / 1000 + step)
+        #expect(try f.book.run(id: old.id).wallTime == Double(Self.stale - 172_800_000) / 1000)
     }
 
     @Test("a gate a time service keeps is not moved by a phone")

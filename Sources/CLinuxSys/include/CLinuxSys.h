@@ -70,11 +70,12 @@ int sprintgate_evdev_read(int fd, int *type, int *code, int *value, int64_t *ns)
 int sprintgate_uinput_keyboard(const char *name, const int *keys, int count);
 /// Presses and releases `code` on a uinput keyboard. Returns 0, or -1 with errno set.
 int sprintgate_uinput_tap(int fd, int code);
-/// Reads CLOCK_REALTIME into `unix_ms` (milliseconds since the Unix epoch) and the
-/// kernel's view of it (adjtimex): returns 1 when a time service (chrony, ntpd,
-/// systemd-timesyncd) keeps it synchronised, 0 when not (STA_UNSYNC: an offline board
-/// without a battery clock), or -1 with errno set when the kernel cannot be asked.
-int sprintgate_wall_clock_read(int64_t *unix_ms);
+/// Reads CLOCK_REALTIME into `unix_ms` (milliseconds since the Unix epoch), CLOCK_BOOTTIME
+/// into `boot_ms` (milliseconds since the board started), and the kernel's view of the
+/// wall clock (adjtimex): returns 1 when a time service (chrony, ntpd, systemd-timesyncd)
+/// keeps it synchronised, 0 when not (STA_UNSYNC: an offline board without a battery
+/// clock), or -1 with errno set when the kernel cannot be asked.
+int sprintgate_wall_clock_read(int64_t *unix_ms, int64_t *boot_ms);
 /// Steps CLOCK_REALTIME to `unix_ms` milliseconds since the Unix epoch (needs
 /// CAP_SYS_TIME). Returns 0, or -1 with errno set.
 int sprintgate_wall_clock_set_ms(int64_t unix_ms);

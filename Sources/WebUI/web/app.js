@@ -364,9 +364,13 @@ async function checkClock(pressed) {
   try {
     const now = await api("POST", "/api/clock", { wallMs: Date.now() });
     showClock(now, Date.now() - now.wallMs);
-    say(Math.abs(behind) > clockTolerance
+    const m = now.moved, movedRuns = m ? m.runs : 0;
+    const others = m ? m.gpsRuns + m.skiTracks + m.ergSessions : 0;
+    say((Math.abs(behind) > clockTolerance
       ? "Gate clock set from this phone: it was " + span(behind) + (behind > 0 ? " behind." : " ahead.")
-      : "Gate clock set from this phone.");
+      : "Gate clock set from this phone.")
+      + (movedRuns || others ? " The dates of " + [movedRuns ? count(movedRuns, "run", "runs") : "", others ? count(others, "other record", "other records") : ""]
+        .filter(Boolean).join(" and ") + " stored since the gate started were corrected too." : ""));
   } catch (e) { say("The gate's clock was not set: " + e.message, true); }
 }
 
