@@ -29,6 +29,9 @@ public final class RunStore: Sendable {
     public let path: String
     let pool: DatabasePool
     private let log: Logger
+    /// The highest ids when this process opened the database: rows above them were written
+    /// by this process (ids are AUTOINCREMENT, never reused).
+    let openedAt: OpenMarks
 
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     public init(path: String, logger: Logger) throws(StoreError) {
@@ -46,6 +49,7 @@ public final class RunStore: Sendable {
         do {
             pool = try DatabasePool(path: path, configuration: config)
             try Schema.migrator().migrate(pool)
+            openedAt = try pool.read(OpenMarks.init)
         } catch {
             throw StoreError(.open, "cannot open the results database \(path): \(error) (check the state directory exists and is writable)")
         }
