@@ -488,8 +488,7 @@ public final class DelayVideo: @unchecked Sendable {
             markNs: locked { ring.contains(marked) ? ring.time(marked).nanoseconds : window.mark.time.nanoseconds },
             markSequence: locked { ring.contains(marked) ? ring.sequence(marked) : window.mark.sequence },
             startNs: w.origin.nanoseconds, endNs: w.endTime.nanoseconds, frames: packets.frameCount, bytes: w.bytes,
-            truncatedStart: packets.truncatedStart, truncatedEnd: packets.truncatedEnd,
-                    savedAt: Date().timeIntervalSince1970)
+            truncatedStart: packets.truncatedStart, truncatedEnd: packets.truncatedEnd, savedAt: Date().timeIntervalSince1970)
         try library.add(record, thumbnail: thumbnail)
         shared.withLock { $0.savedClips.append(record); $0.status.problem = nil; $0.status.clipsSaved += 1 }
         log.notice("video: clip \(record.id) saved (\(record.frames) frames, \(w.bytes / 1024) KiB)\(record.truncatedEnd ? Self.cutShort : "")")

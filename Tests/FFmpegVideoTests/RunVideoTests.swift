@@ -12,6 +12,37 @@ import Testing
 import VideoDelay
 import VideoService
 
+/// The video thread as the run-clip tests use it: 320×240 at 30 fps, a 1 s delay, 1 s of
+/// pre-roll and 0.5 s of post-roll, fed a moving scene on a test clock, with its run shelf
+/// and clip library under `directory`. Started on creation.
+private struct RunClipRig {
+    let scene = MovingScene(width: 320, height: 240, fps: 30)
+    let clock = TestClock()
+    let shelf: RunVideoShelf
+    let video: DelayVideo
+
+    init(directory dir: String) throws {
+        clock.set(scene.time(0))
+        shelf = try RunVideoShelf(directory: dir + "/run-videos")
+        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
+                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0.5), availableMemory: 64 << 20)
+        let clock = self.clock
+        video = DelayVideo(config: config, library: try ClipLibrary(directory: dir + "/video"), runVideos: shelf,
+                           clock: { clock.now }, log: Logger(label: "test"))
+        video.start()
+    }
+
+    /// Offers frame `i` at its capture time and waits until the thread has encoded it.
+    func feed(_ i: Int) {
+        clock.set(scene.time(i))
+        scene.luma(i).withUnsafeBytes { p in
+            #expect(video.tap.offer(FrameView(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: 320, format: .gray8,
+                                              sequence: UInt64(i), timestamp: scene.time(i))))
+        }
+        #expect(eventually { video.status.framesEncoded == UInt64(i + 1) }, "frame \(i) not encoded")
+    }
+}
+
 @Suite("Run videos", .serialized)
 struct RunVideoTests {
     static let facts = RunOverlayFacts(title: "Flying 30 m", athlete: "Ada", total: 1.0,
@@ -21,26 +52,14 @@ struct RunVideoTests {
     func clipOfARun() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let scene = MovingScene(width: 320, height: 240, fps: 30)
-        let clock = TestClock()
-        clock.set(scene.time(0))
-        let shelf = try RunVideoShelf(directory: dir + "/run-videos")
-        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
-                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0.5), availableMemory: 64 << 20)
-        let video = DelayVideo(config: config, library: try ClipLibrary(directory: dir + "/video"), runVideos: shelf,
-                               clock: { clock.now }, log: Logger(label: "test"))
-        video.start()
+        let rig = try RunClipRig(directory: dir)
+        let (scene, shelf, video) = (rig.scene, rig.shelf, rig.video)
         defer { video.stop() }
         // The run: started 5 ms after frame 45, finished 5 ms after frame 75; stored (and so
         // asked for) at frame 80, before its post-roll is in.
         let start = scene.time(45) + .milliseconds(5), finish = scene.time(75) + .milliseconds(5)
         for i in 0..<120 {
-            clock.set(scene.time(i))
-            scene.luma(i).withUnsafeBytes { p in
-                #expect(video.tap.offer(FrameView(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: 320, format: .gray8,
-                                                  sequence: UInt64(i), timestamp: scene.time(i))))
-            }
-            #expect(eventually { video.status.framesEncoded == UInt64(i + 1) }, "frame \(i) not encoded")
+            rig.feed(i)
             if i == 80 { video.clipRun(id: 7, start: start, finish: finish) }
             if i == 88 {
                 usleep(50_000)
@@ -71,24 +90,12 @@ struct RunVideoTests {
     func clipCutWhenVideoGoesOff() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let scene = MovingScene(width: 320, height: 240, fps: 30)
-        let clock = TestClock()
-        clock.set(scene.time(0))
-        let shelf = try RunVideoShelf(directory: dir + "/run-videos")
-        let config = DelayVideoConfig(width: 320, height: 240, fps: 30, delay: try DelaySetting(seconds: 1),
-                                      roll: try RollSetting(preRollSeconds: 1, postRollSeconds: 0.5), availableMemory: 64 << 20)
-        let video = DelayVideo(config: config, library: try ClipLibrary(directory: dir + "/video"), runVideos: shelf,
-                               clock: { clock.now }, log: Logger(label: "test"))
-        video.start()
+        let rig = try RunClipRig(directory: dir)
+        let (scene, shelf, video) = (rig.scene, rig.shelf, rig.video)
         // Finished 5 ms after frame 75, its post-roll running to frame 90; video goes off after frame 81.
         let start = scene.time(45) + .milliseconds(5), finish = scene.time(75) + .milliseconds(5)
         for i in 0..<82 {
-            clock.set(scene.time(i))
-            scene.luma(i).withUnsafeBytes { p in
-                #expect(video.tap.offer(FrameView(base: p.baseAddress!, width: 320, height: 240, bytesPerRow: 320, format: .gray8,
-                                                  sequence: UInt64(i), timestamp: scene.time(i))))
-            }
-            #expect(eventually { video.status.framesEncoded == UInt64(i + 1) }, "frame \(i) not encoded")
+            rig.feed(i)
             if i == 80 { video.clipRun(id: 9, start: start, finish: finish) }
         }
         video.stop()
